@@ -1,0 +1,1 @@
+"""click commands: thin shells over `swifty_sandbox.Sandbox`."""

@@ -1,0 +1,112 @@
+"""`swifty-sandbox check`: decide requests without running anything."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import IO
+
+import click
+
+from swifty_sandbox.policy import Decision, Effect, Request, Tool, UsageError
+from swifty_sandbox.policy.messages import t
+from swifty_sandbox.sandbox import Sandbox
+
+from .common import (
+    CheckExit,
+    ToolType,
+    echo_json,
+    json_option,
+    mode_option,
+    project_option,
+    reports_errors,
+    sandbox_option,
+    warn,
+)
+
+EXIT_FOR = {Effect.ALLOW: CheckExit.ALLOW, Effect.DENY: CheckExit.DENY,
+            Effect.ASK: CheckExit.ASK}
+
+
+def request_from_json(value: object) -> Request:
+    """A batch line: a JSON string (a shell command) or `{"tool", "command"|"path"}`."""
+    if isinstance(value, str):
+        return Request.bash(value)
+    if isinstance(value, dict):
+        tool = Tool.parse(str(value.get("tool", "Bash")))
+        if tool is Tool.BASH and isinstance(value.get("command"), str):
+            return Request.bash(value["command"])
+        if tool is Tool.BASH and isinstance(value.get("argv"), list):
+            return Request.bash_argv([str(a) for a in value["argv"]])
+        if tool is not None and tool is not Tool.BASH and isinstance(value.get("path"), str):
+            return Request.file(tool, value["path"])
+    raise ValueError("not a command")
+
+
+def _print(decision: Decision, as_json: bool) -> None:
+    if as_json:
+        echo_json(decision.as_json())
+        return
+    click.echo(f"{decision.effect.value} [{decision.layer.value}] {decision.reason}")
+
+
+def _run_batch(box: Sandbox, batch: IO[str]) -> CheckExit:
+    worst = CheckExit.ALLOW
+    order = [CheckExit.ALLOW, CheckExit.ASK, CheckExit.DENY, CheckExit.ERROR]
+    name = getattr(batch, "name", "<batch>")
+    for number, line in enumerate(batch, start=1):
+        if not line.strip():
+            continue
+        try:
+            request = request_from_json(json.loads(line))
+        except ValueError as e:
+            message = t("cli.batch_line", file=name, line=number, error=e)
+            echo_json({"error": {"code": "batch-line", "message": message}})
+            worst = CheckExit.ERROR
+            continue
+        decision = box.check(request)
+        echo_json(decision.as_json())
+        worst = max(worst, EXIT_FOR[decision.effect], key=order.index)
+    return worst
+
+
+@click.command()
+@project_option
+@mode_option
+@sandbox_option
+@json_option
+@click.option("--batch", type=click.File("r"), help="JSON lines: one command per line.")
+@click.option("-c", "command", help="A shell command string.")
+@click.option("--tool", type=ToolType(), default="Bash", show_default=True,
+              help="Bash, ReadFile, WriteFile or EditFile (aliases Read, Write, Edit).")
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@reports_errors
+def check(project: Path | None, mode: str | None, sandbox_mode: str | None, as_json: bool,
+          batch: IO[str] | None, command: str | None, tool: Tool, args: tuple[str, ...]
+          ) -> None:
+    """Decide a request: exit 0 allow, 1 deny, 3 ask, 2 error.
+
+    \b
+      swifty-sandbox check -- git push --force
+      swifty-sandbox check -c 'git status && npm test'
+      swifty-sandbox check --tool ReadFile .env
+    """
+    given = sum(x is not None and x != () for x in (batch, command, args or None))
+    if given == 0:
+        raise UsageError(t("cli.need_request"))
+    if given > 1 and tool is Tool.BASH:
+        raise UsageError(t("cli.one_request"))
+    box = Sandbox(project, mode=mode, sandbox_mode=sandbox_mode)
+    for warning in box.warnings:
+        warn(warning)
+    if batch is not None:
+        raise SystemExit(_run_batch(box, batch))
+    if tool is not Tool.BASH:
+        if len(args) != 1 or command is not None:
+            raise UsageError(t("cli.file_tool_path", tool=tool.value))
+        request = Request.file(tool, args[0])
+    else:
+        request = Request.bash(command) if command is not None else Request.bash_argv(args)
+    decision = box.check(request)
+    _print(decision, as_json)
+    raise SystemExit(EXIT_FOR[decision.effect])

@@ -1,0 +1,16 @@
+"""The `swifty-sandbox` command group."""
+
+from __future__ import annotations
+
+import click
+
+from .check import check
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="swifty-sandbox")
+def main() -> None:
+    """Confine the shell commands and file operations of an AI coding agent."""
+
+
+main.add_command(check)

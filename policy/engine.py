@@ -1,0 +1,289 @@
+"""The decision: `Request → Decision`, in the order of SPEC §2 "Decision order".
+
+Pure: reads nothing but the `Policy` it is given and the file system's symlinks.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import assert_never
+
+from .command import split_command, unwrap
+from .loader import (
+    Profile,
+    RuleFile,
+    expand_path,
+    is_within,
+    load_profile,
+    load_rule_layers,
+    load_settings,
+)
+from .messages import t
+from .protected import is_policy_pattern, mandatory_protected
+from .rules import (
+    PathPattern,
+    Rule,
+    anchor_path_pattern,
+    escape_glob,
+    last_match_bash,
+    last_match_path,
+)
+from .types import (
+    Category,
+    Decision,
+    Effect,
+    Layer,
+    Mode,
+    Request,
+    SandboxMode,
+    Settings,
+    Tool,
+)
+
+A, Q, D = Effect.ALLOW, Effect.ASK, Effect.DENY
+MODE_TABLE: dict[Mode, dict[Category, Effect]] = {
+    Mode.DEFAULT: {Category.READ: A, Category.WRITE: Q, Category.COMMAND: Q},
+    Mode.ACCEPT_EDITS: {Category.READ: A, Category.WRITE: A, Category.COMMAND: Q},
+    Mode.PLAN: {Category.READ: A, Category.WRITE: Q, Category.COMMAND: Q},
+    Mode.BYPASS: {Category.READ: A, Category.WRITE: A, Category.COMMAND: A},
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """Everything a decision needs, loaded once; paths are absolute and resolved."""
+
+    project: Path
+    home: Path
+    settings: Settings
+    profile: Profile
+    layers: tuple[RuleFile, ...]  # highest priority first: local, project, user
+    protected: tuple[PathPattern, ...]
+    roots: tuple[str, ...]  # the path sandbox: project, temp dirs, writable roots
+
+
+def temp_dirs() -> tuple[Path, ...]:
+    """The system temp dirs (`/tmp`, `/var/tmp`, `$TMPDIR`), resolved, without repeats."""
+    candidates = [Path("/tmp"), Path("/var/tmp"), Path(tempfile.gettempdir())]
+    if os.environ.get("TMPDIR"):
+        candidates.append(Path(os.environ["TMPDIR"]))
+    resolved = dict.fromkeys(Path(os.path.realpath(p)) for p in candidates)
+    return tuple(resolved)
+
+
+def load_policy(project: Path, home: Path | None = None) -> Policy:
+    """Load settings, profile and the three rule layers; raises `PolicyFileError`."""
+    project = Path(os.path.realpath(project))
+    home = Path(os.path.realpath(home if home is not None else Path.home()))
+    settings = load_settings(project, home)
+    profile = load_profile(settings.profile, project)
+    layers = load_rule_layers(project, home)
+    # Profile entries first, mandatory ones last: no earlier entry can shadow them.
+    protected = tuple(
+        PathPattern(p, anchor_path_pattern(p, project, home))
+        for p in (*profile.protected, *mandatory_protected())
+    )
+    roots = dict.fromkeys(str(p) for p in (project, *temp_dirs(), *settings.writable))
+    return Policy(project, home, settings, profile, layers, protected, tuple(roots))
+
+
+# -- the decision ----------------------------------------------------------------------
+
+def decide(
+    policy: Policy,
+    request: Request,
+    mode: Mode | None = None,
+    sandbox_mode: SandboxMode | None = None,
+) -> Decision:
+    mode = mode or policy.settings.default_mode
+    sandbox_mode = sandbox_mode or policy.settings.sandbox_mode
+    category = request.tool.category
+
+    # 1. Dangerous-command blacklist: arrives with the shell analysis.
+    # 2. Protected paths.
+    paths: tuple[str, ...] = ()
+    if request.tool is not Tool.BASH:
+        paths = candidate_paths(policy, request.path or "")
+        if category is Category.WRITE:
+            hit = _protected_hit(policy, paths)
+            if hit is not None:
+                return hit
+
+    # 3. Rules.
+    if request.tool is Tool.BASH:
+        rule, opaque = _bash_verdict(policy, request)
+    else:
+        rule, opaque = _path_verdict(policy, request.tool, paths), None
+    if rule is not None and rule.effect is D:
+        return _rule_decision(rule)
+    if opaque is not None:
+        # Never allowed on the strength of rules that could not see the whole command.
+        return Decision(Q, t("decision.unanalysable", why=opaque), Layer.ANALYSIS)
+    if rule is not None and rule.effect is Q:
+        return _bypass(mode, _rule_decision(rule))
+    if rule is not None:  # an explicit allow
+        if mode is Mode.PLAN and category is not Category.READ:
+            capped = Decision(Q, t("decision.plan_cap", category=_category_word(category),
+                                   rule=rule.text, file=rule.file, line=rule.line),
+                              Layer.MODE, rule=rule.ref)
+            return _sandbox(request, sandbox_mode, capped)
+        return _rule_decision(rule)
+
+    # 4. Path sandbox for file tools.
+    if paths and not any(is_within(paths[-1], root) for root in policy.roots):
+        return _bypass(mode, Decision(Q, t("decision.path_outside", path=paths[-1]),
+                                      Layer.PATH))
+
+    # 5. Mode table, then 6. sandbox auto-allow.
+    effect = MODE_TABLE[mode][category]
+    decision = Decision(effect, _mode_reason(effect, category, mode), Layer.MODE)
+    return _sandbox(request, sandbox_mode, decision)
+
+
+def candidate_paths(policy: Policy, path: str) -> tuple[str, ...]:
+    """The path as written (absolute, normalised) and where it really leads.
+
+    Rules are checked on both, the most restrictive verdict wins: a deny on
+    `.env` must catch a symlink to it, and a deny on `*.key` must catch the link
+    named `x.key` too. The resolved one is last: the path sandbox judges it,
+    because a write through a dangling symlink lands at its target.
+    """
+    home = str(policy.home)
+    if path == "~" or path.startswith("~/"):
+        path = home + path[1:]
+    written = os.path.normpath(os.path.join(policy.project, path))
+    resolved = os.path.realpath(written)
+    return (written,) if written == resolved else (written, resolved)
+
+
+def _protected_hit(policy: Policy, paths: tuple[str, ...]) -> Decision | None:
+    for path in paths:
+        for pattern in policy.protected:
+            if pattern.matches(path):
+                what = t("word.policy_file") if is_policy_pattern(pattern.text) \
+                    else t("word.profile_protected")
+                return Decision(D, t("decision.protected", path=path, what=what),
+                                Layer.PROTECTED, category="protected-path")
+    return None
+
+
+def _severest(rules: list[Rule | None]) -> Rule | None:
+    found = [r for r in rules if r is not None]
+    return max(found, key=lambda r: r.effect.severity) if found else None
+
+
+def _combine_layers(verdicts: list[Rule | None]) -> Rule | None:
+    """SPEC §2 precedence: a deny in any file wins; else the highest-priority verdict."""
+    for verdict in verdicts:
+        if verdict is not None and verdict.effect is D:
+            return verdict
+    return next((v for v in verdicts if v is not None), None)
+
+
+def _path_verdict(policy: Policy, tool: Tool, paths: tuple[str, ...]) -> Rule | None:
+    return _combine_layers([
+        _severest([last_match_path(layer.reversed_by_tool[tool], p) for p in paths])
+        for layer in policy.layers
+    ])
+
+
+def _command_verdict(policy: Policy, argv: tuple[str, ...]) -> Rule | None:
+    """One simple command: deny or ask if any of its wrapper forms is denied or asked;
+    allow only if the command really run (the innermost form) is allowed."""
+    forms = [" ".join(form) for form in unwrap(argv)]
+    verdicts: list[Rule | None] = []
+    for layer in policy.layers:
+        rules = layer.reversed_by_tool[Tool.BASH]
+        matches = [last_match_bash(rules, form) for form in forms]
+        strict = _severest([m for m in matches if m is not None and m.effect is not A])
+        verdicts.append(strict or matches[-1])
+    return _combine_layers(verdicts)
+
+
+def _bash_verdict(policy: Policy, request: Request) -> tuple[Rule | None, str | None]:
+    """The rule verdict over every simple command, and what was opaque, if anything."""
+    if request.argv is not None:
+        commands: tuple[tuple[str, ...], ...] = (request.argv,)
+        opaque = None
+    else:
+        analysis = split_command(request.command or "")
+        commands, opaque = analysis.commands, analysis.opaque
+        if opaque is not None:
+            # Best effort on the raw text: a deny or ask rule still applies to it.
+            whole = _command_verdict(policy, ((request.command or "").strip(),))
+            return (whole if whole is not None and whole.effect is not A else None), opaque
+    verdicts = [_command_verdict(policy, argv) for argv in commands]
+    if not verdicts:
+        return None, None
+    strict = _severest([v for v in verdicts if v is not None and v.effect is not A])
+    if strict is not None:
+        return strict, None
+    # A compound command is allowed by rules only if every part of it is.
+    return (verdicts[0] if all(v is not None for v in verdicts) else None), None
+
+
+# -- reasons and the late steps ------------------------------------------------------------
+
+def _effect_word(effect: Effect) -> str:
+    if effect is A:
+        return t("word.allowed")
+    if effect is Q:
+        return t("word.ask")
+    if effect is D:
+        return t("word.denied")
+    assert_never(effect)
+
+
+def _category_word(category: Category) -> str:
+    return t(f"word.{category.value}")
+
+
+def _rule_decision(rule: Rule) -> Decision:
+    reason = t("decision.rule", effect_word=_effect_word(rule.effect), rule=rule.text,
+               file=rule.file, line=rule.line)
+    return Decision(rule.effect, reason, Layer.RULE, rule=rule.ref)
+
+
+def _mode_reason(effect: Effect, category: Category, mode: Mode) -> str:
+    verb = t("word.verb_allow") if effect is A else t("word.verb_ask")
+    return t("decision.mode", effect_word=_effect_word(effect), category=category.value,
+             mode=mode.value, verb=verb)
+
+
+def _bypass(mode: Mode, decision: Decision) -> Decision:
+    """bypassPermissions turns an ask into an allow (never a deny into anything)."""
+    if mode is Mode.BYPASS and decision.effect is Q:
+        return Decision(A, t("decision.bypass", why=decision.reason), decision.layer,
+                        decision.category, decision.rule)
+    return decision
+
+
+def _sandbox(request: Request, sandbox_mode: SandboxMode, decision: Decision) -> Decision:
+    """SPEC §2 step 6: a Bash ask that no rule made is allowed when it runs confined."""
+    if (decision.effect is Q and request.tool is Tool.BASH
+            and sandbox_mode is SandboxMode.AUTO):
+        return Decision(A, t("decision.sandbox_auto"), Layer.SANDBOX)
+    return decision
+
+
+def suggest_rules(policy: Policy, request: Request) -> list[str]:
+    """The rules an "always allow" answer writes: exact, never wider than the request."""
+    if request.tool is Tool.BASH:
+        if request.argv is not None:
+            commands: tuple[tuple[str, ...], ...] = (request.argv,)
+        else:
+            commands = split_command(request.command or "").commands
+        texts = dict.fromkeys(" ".join(argv).replace("*", "\\*") for argv in commands)
+        return [f"Bash({text})" for text in texts]
+    path = candidate_paths(policy, request.path or "")[-1]
+    relative = os.path.relpath(path, policy.project)
+    # A pattern without `/` would match the name at any depth: keep it anchored.
+    shown = relative if is_within(path, str(policy.project)) and "/" in relative else path
+    return [f"{request.tool.value}({escape_glob(shown)})"]
+
+
+__all__ = ["MODE_TABLE", "Policy", "candidate_paths", "decide", "expand_path",
+           "load_policy", "suggest_rules", "temp_dirs"]

@@ -1,0 +1,32 @@
+"""One exception hierarchy. The CLI catches `SwiftyError` once and maps `exit_code`."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+
+class SwiftyError(Exception):
+    """Base of every error swifty-sandbox reports to a person."""
+
+    code: ClassVar[str] = "error"
+    exit_code: ClassVar[int] = 2
+
+    def diagnostics(self) -> str:
+        return str(self)
+
+
+class PolicyFileError(SwiftyError):
+    """A rule or config file that cannot be used; names file, line and column."""
+
+    code = "policy-file"
+
+    def __init__(self, file: str, line: int, column: int, message: str) -> None:
+        self.file = file
+        self.line = line
+        self.column = column
+        self.message = message
+        super().__init__(f"{file}:{line}:{column}: {message}")
+
+
+class UsageError(SwiftyError):
+    code = "usage"

@@ -1,0 +1,276 @@
+"""Loading the three rule layers, the settings and the sandbox profile.
+
+Fail closed (SPEC §2): a missing file is empty; an unreadable or invalid one raises
+`PolicyFileError` with file:line:col — never ignored, never read as "allow".
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import PolicyFileError
+from .messages import t
+from .rules import Rule, RuleSyntaxError, parse_rule
+from .types import Effect, Mode, SandboxMode, Scope, Settings, Tool
+from .yamlnodes import (
+    Source,
+    choice,
+    compose,
+    describe,
+    fail,
+    is_null,
+    mapping,
+    read_source,
+    string,
+    string_list,
+)
+
+if TYPE_CHECKING:
+    import yaml
+
+SWIFTY_DIR = ".swifty"
+RULE_FILES: dict[Scope, str] = {
+    Scope.LOCAL: "permissions.local.yaml",
+    Scope.PROJECT: "permissions.yaml",
+    Scope.USER: "permissions.yaml",
+}
+CONFIG_FILE = "config.yaml"
+_EFFECTS = tuple(e.value for e in Effect)
+
+
+@dataclass(frozen=True, slots=True)
+class RuleFile:
+    """One layer's rules, plus per-tool views in reverse order (last match first)."""
+
+    scope: Scope
+    path: Path
+    rules: tuple[Rule, ...]
+    reversed_by_tool: Mapping[Tool, tuple[Rule, ...]] = field(repr=False, compare=False)
+
+    @classmethod
+    def of(cls, scope: Scope, path: Path, rules: tuple[Rule, ...]) -> RuleFile:
+        by_tool = {tool: tuple(r for r in reversed(rules) if r.applies_to(tool)) for tool in Tool}
+        return cls(scope, path, rules, by_tool)
+
+
+def rule_file_path(scope: Scope, project: Path, home: Path) -> Path:
+    base = home if scope is Scope.USER else project
+    return base / SWIFTY_DIR / RULE_FILES[scope]
+
+
+def parse_rules(source: Source, project: Path, home: Path) -> tuple[Rule, ...]:
+    """The rules of one file's text; raises `PolicyFileError` on the first problem."""
+    import yaml
+
+    root = compose(source)
+    if root is None or is_null(root):
+        return ()
+    if not isinstance(root, yaml.SequenceNode):
+        raise fail(source, root, t("file.not_list", found=describe(root)))
+    rules: list[Rule] = []
+    for item in root.value:
+        fields = mapping(source, item, ("rule", "effect"))
+        for key in ("rule", "effect"):
+            if key not in fields:
+                raise fail(source, item, t("file.missing_key", key=key))
+        effect = Effect(choice(source, "effect", fields["effect"][1], _EFFECTS))
+        rule_node = fields["rule"][1]
+        text = string(source, "rule", rule_node)
+        mark = rule_node.start_mark
+        try:
+            rules.append(parse_rule(text, effect, file=source.name, line=mark.line + 1,
+                                    column=mark.column + 1, project=project, home=home))
+        except RuleSyntaxError as e:
+            raise fail(source, rule_node, str(e)) from e
+    return tuple(rules)
+
+
+def load_rule_file(scope: Scope, path: Path, project: Path, home: Path) -> RuleFile:
+    source = read_source(path)
+    rules = parse_rules(source, project, home) if source else ()
+    return RuleFile.of(scope, path, rules)
+
+
+def load_rule_layers(project: Path, home: Path) -> tuple[RuleFile, ...]:
+    """The three layers, highest priority first: local, project, user."""
+    return tuple(
+        load_rule_file(scope, rule_file_path(scope, project, home), project, home)
+        for scope in (Scope.LOCAL, Scope.PROJECT, Scope.USER)
+    )
+
+
+# -- settings --------------------------------------------------------------------------
+
+_SAFE_PROJECT_PROFILES = ("default", "strict")
+
+
+def _config_layer(source: Source, project: Path, home: Path, *, committed: bool
+                  ) -> tuple[dict[str, Any], list[str]]:
+    """One config file's settings as `Settings` field values, and the warnings.
+
+    A committed project file comes from whoever wrote the repository, so it may only
+    tighten: it cannot choose bypassPermissions, turn the sandbox off, pick a profile
+    other than default/strict, keep secret variables, or open writable roots outside
+    the project. Those values are ignored with a warning, never applied.
+    """
+    root = compose(source)
+    values: dict[str, Any] = {}
+    warnings: list[str] = []
+    if root is None or is_null(root):
+        return values, warnings
+
+    def refuse(key: str, value: object) -> None:
+        warnings.append(t("config.project_loosens", file=source.name, key=key, value=value))
+
+    top = mapping(source, root, ("permissions", "sandbox"), what="file.config_not_mapping")
+    if "permissions" in top:
+        perms = mapping(source, top["permissions"][1], ("defaultMode",))
+        if "defaultMode" in perms:
+            mode = Mode(choice(source, "defaultMode", perms["defaultMode"][1],
+                               tuple(m.value for m in Mode)))
+            if committed and mode is Mode.BYPASS:
+                refuse("permissions.defaultMode", mode.value)
+            else:
+                values["default_mode"] = mode
+    if "sandbox" in top:
+        box = mapping(source, top["sandbox"][1],
+                      ("mode", "profile", "writable", "denyRead", "env"))
+        if "mode" in box:
+            sandbox_mode = SandboxMode(choice(source, "sandbox.mode", box["mode"][1],
+                                              tuple(m.value for m in SandboxMode)))
+            if committed and sandbox_mode is SandboxMode.OFF:
+                refuse("sandbox.mode", sandbox_mode.value)
+            else:
+                values["sandbox_mode"] = sandbox_mode
+        if "profile" in box:
+            profile = string(source, "sandbox.profile", box["profile"][1])
+            if committed and profile not in _SAFE_PROJECT_PROFILES:
+                refuse("sandbox.profile", profile)
+            else:
+                values["profile"] = profile
+        if "writable" in box:
+            roots: list[Path] = []
+            for entry in string_list(source, "sandbox.writable", box["writable"][1]):
+                root_path = expand_path(entry, base=project, home=home)
+                if committed and not is_within(str(root_path), str(project)):
+                    refuse("sandbox.writable", entry)
+                else:
+                    roots.append(root_path)
+            values["writable"] = tuple(roots)
+        if "denyRead" in box:
+            values["deny_read"] = tuple(
+                string_list(source, "sandbox.denyRead", box["denyRead"][1]))
+        if "env" in box:
+            env = mapping(source, box["env"][1], ("keep", "drop"))
+            if "keep" in env:
+                keep = tuple(string_list(source, "sandbox.env.keep", env["keep"][1]))
+                if committed and keep:
+                    refuse("sandbox.env.keep", list(keep))
+                else:
+                    values["env_keep"] = keep
+            if "drop" in env:
+                values["env_drop"] = tuple(
+                    string_list(source, "sandbox.env.drop", env["drop"][1]))
+    return values, warnings
+
+
+def load_settings(project: Path, home: Path) -> Settings:
+    """User config, then the project's on top (additive for the deny lists)."""
+    merged: dict[str, Any] = {}
+    warnings: list[str] = []
+    for path, committed in ((home / SWIFTY_DIR / CONFIG_FILE, False),
+                            (project / SWIFTY_DIR / CONFIG_FILE, True)):
+        if committed and path.parent.parent == home:
+            committed = False  # the project is the home directory: it is the user's file
+        source = read_source(path)
+        if source is None:
+            continue
+        values, layer_warnings = _config_layer(source, project, home, committed=committed)
+        warnings.extend(layer_warnings)
+        for key in ("deny_read", "env_drop"):  # lists that only tighten add up
+            if key in values and key in merged:
+                values[key] = (*merged[key], *values[key])
+        merged.update(values)
+    return Settings(**merged, warnings=tuple(warnings))
+
+
+# -- paths -----------------------------------------------------------------------------
+
+def expand_path(entry: str, *, base: Path, home: Path) -> Path:
+    """`~`/`~/x` → home; relative → under `base`; then normalised (symlinks resolved)."""
+    if entry == "~" or entry.startswith("~/"):
+        entry = str(home) + entry[1:]
+    path = Path(entry) if entry.startswith("/") else base / entry
+    return Path(os.path.realpath(path))
+
+
+def is_within(path: str, root: str) -> bool:
+    """`path` is `root` or below it, on a path-component boundary."""
+    if root == "/":
+        return path.startswith("/")
+    return path == root or path.startswith(root + "/")
+
+
+# -- profiles ----------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    name: str
+    description: str
+    deny_read: tuple[str, ...]
+    protected: tuple[str, ...]
+    env_drop: tuple[str, ...]
+    env_keep: tuple[str, ...]
+
+
+def builtin_profiles() -> list[str]:
+    files = resources.files("swifty_sandbox.profiles")
+    return sorted(p.name[:-5] for p in files.iterdir() if p.name.endswith(".yaml"))
+
+
+def load_profile(name: str, project: Path) -> Profile:
+    """A built-in profile by name, or a YAML file by path (relative to the project)."""
+    if "/" in name or name.endswith((".yaml", ".yml")):
+        path = Path(name) if name.startswith("/") else project / name
+        source = read_source(path)
+    else:
+        resource = resources.files("swifty_sandbox.profiles") / f"{name}.yaml"
+        source = Source(f"<profile {name}>", resource.read_text("utf-8")) \
+            if resource.is_file() else None
+    if source is None:
+        raise PolicyFileError(name, 1, 1, t("profile.unknown", name=name,
+                                             known=", ".join(builtin_profiles())))
+    return parse_profile(name, source)
+
+
+def parse_profile(name: str, source: Source) -> Profile:
+    root = compose(source)
+    if root is None:
+        raise PolicyFileError(source.name, 1, 1, t("file.not_mapping", found="nothing"))
+    top = mapping(source, root, ("description", "denyRead", "protected", "env"))
+    env = mapping(source, top["env"][1], ("drop", "keep")) if "env" in top else {}
+
+    def strings(fields: Mapping[str, tuple[yaml.Node, yaml.Node]], key: str
+                ) -> tuple[str, ...]:
+        if key not in fields:
+            return ()
+        return tuple(string_list(source, key, fields[key][1]))
+
+    description = string(source, "description", top["description"][1]) \
+        if "description" in top else ""
+    return Profile(name, description, strings(top, "denyRead"), strings(top, "protected"),
+                   strings(env, "drop"), strings(env, "keep"))
+
+
+def find_project(start: Path) -> Path:
+    """The git top-level containing `start` (a `.git` dir or file), else `start`."""
+    start = Path(os.path.realpath(start))
+    for candidate in (start, *start.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return start

@@ -1,0 +1,193 @@
+"""Every sentence a person or a model reads, in English and Chinese, from one table.
+
+Identifiers, rule text and JSON keys are never translated: they are parameters.
+A test fails when the two languages disagree in keys or parameters.
+"""
+
+from __future__ import annotations
+
+import os
+import string
+
+MESSAGES: dict[str, tuple[str, str]] = {
+    # -- rule and config files ------------------------------------------------------
+    "file.unreadable": (
+        "cannot read the file: {error}",
+        "无法读取文件：{error}",
+    ),
+    "file.yaml": (
+        "invalid YAML: {error}",
+        "YAML 格式错误：{error}",
+    ),
+    "file.not_list": (
+        "a rule file must be a YAML list of rules (`- rule: Bash(git *)` / `effect: allow`), "
+        "found {found}",
+        "规则文件必须是规则的 YAML 列表（`- rule: Bash(git *)` / `effect: allow`），实际为 {found}",
+    ),
+    "file.not_mapping": (
+        "expected a mapping with `rule` and `effect`, found {found}",
+        "此处应为包含 `rule` 和 `effect` 的映射，实际为 {found}",
+    ),
+    "file.config_not_mapping": (
+        "a config file must be a YAML mapping (`permissions:` / `sandbox:`), found {found}",
+        "配置文件必须是 YAML 映射（`permissions:` / `sandbox:`），实际为 {found}",
+    ),
+    "file.unknown_key": (
+        "unknown key `{key}` (expected one of: {expected})",
+        "未知的键 `{key}`（应为以下之一：{expected}）",
+    ),
+    "file.duplicate_key": (
+        "duplicate key `{key}`",
+        "重复的键 `{key}`",
+    ),
+    "file.missing_key": (
+        "missing key `{key}`",
+        "缺少键 `{key}`",
+    ),
+    "file.not_string": (
+        "`{key}` must be a string, found {found}",
+        "`{key}` 必须是字符串，实际为 {found}",
+    ),
+    "file.not_string_list": (
+        "`{key}` must be a list of strings, found {found}",
+        "`{key}` 必须是字符串列表，实际为 {found}",
+    ),
+    "file.bad_choice": (
+        "`{key}` must be one of {expected}, found `{value}`",
+        "`{key}` 必须是 {expected} 之一，实际为 `{value}`",
+    ),
+    "rule.syntax": (
+        "malformed rule `{rule}`: write `Tool(pattern)` or `Tool`, e.g. `Bash(git *)`",
+        "规则 `{rule}` 格式错误：应写作 `Tool(pattern)` 或 `Tool`，例如 `Bash(git *)`",
+    ),
+    "rule.missing_paren": (
+        "malformed rule `{rule}`: missing `)` at the end",
+        "规则 `{rule}` 格式错误：末尾缺少 `)`",
+    ),
+    "rule.unknown_tool": (
+        "unknown tool `{tool}` in `{rule}` (known: {known})",
+        "规则 `{rule}` 中的工具 `{tool}` 未知（可用：{known}）",
+    ),
+    "rule.empty_pattern": (
+        "empty pattern in `{rule}`: write `{tool}` or `{tool}(*)` to match everything",
+        "规则 `{rule}` 的模式为空：匹配全部请写 `{tool}` 或 `{tool}(*)`",
+    ),
+    "rule.bad_glob": (
+        "invalid glob in `{rule}`: {error}",
+        "规则 `{rule}` 中的通配符无效：{error}",
+    ),
+    "rule.negated_glob": (
+        "`!` negation is not supported in `{rule}`: write a separate rule with the "
+        "opposite effect below it",
+        "规则 `{rule}` 不支持 `!` 取反：请在其下方另写一条效果相反的规则",
+    ),
+    "config.project_loosens": (
+        "{file}: ignored `{key}: {value}`: a committed project file cannot loosen "
+        "confinement; set it in ~/.swifty/config.yaml or on the command line",
+        "{file}：已忽略 `{key}: {value}`：提交到仓库的项目文件不能放宽限制；"
+        "请在 ~/.swifty/config.yaml 或命令行中设置",
+    ),
+    "store.invalid_existing": (
+        "refusing to add a rule to {file}: the file is invalid ({error}); fix it first",
+        "拒绝向 {file} 添加规则：该文件无效（{error}）；请先修复",
+    ),
+    "profile.unknown": (
+        "unknown sandbox profile `{name}` (built-in: {known}; or give a path to a YAML file)",
+        "未知的沙箱配置 `{name}`（内置：{known}；或提供 YAML 文件路径）",
+    ),
+    # -- decisions ------------------------------------------------------------------
+    "decision.rule": (
+        "{effect_word} by rule `{rule}` ({file}:{line}).",
+        "由规则 `{rule}`（{file}:{line}）{effect_word}。",
+    ),
+    "decision.protected": (
+        "Denied: {path} is protected ({what}); the agent never edits its own policy or "
+        "repository hooks. Ask the user to change it.",
+        "已拒绝：{path} 受保护（{what}）；代理不能修改自己的策略或仓库钩子。请让用户修改。",
+    ),
+    "decision.path_outside": (
+        "Needs approval: {path} is outside the project, the temp dirs and the configured "
+        "writable roots.",
+        "需要批准：{path} 位于项目、临时目录和已配置的可写目录之外。",
+    ),
+    "decision.mode": (
+        "{effect_word}: {category} requests in `{mode}` mode {verb}.",
+        "{effect_word}：`{mode}` 模式下的{category}请求{verb}。",
+    ),
+    "decision.plan_cap": (
+        "Needs approval: `plan` mode does not {category} without approval, even where "
+        "rule `{rule}` ({file}:{line}) allows it.",
+        "需要批准：`plan` 模式下未经批准不能{category}，即使规则 `{rule}`（{file}:{line}）允许。",
+    ),
+    "decision.sandbox_auto": (
+        "Allowed: runs confined in the sandbox (no network, writes only in the project "
+        "and temp dirs).",
+        "已允许：在沙箱中受限运行（无网络，仅可写入项目和临时目录）。",
+    ),
+    "decision.bypass": (
+        "Allowed: `bypassPermissions` mode turns approval requests into allows ({why}).",
+        "已允许：`bypassPermissions` 模式将审批请求转为允许（{why}）。",
+    ),
+    "decision.unanalysable": (
+        "Needs approval: the command could not be analysed (it contains `{why}`), so "
+        "rules cannot allow it; simplify it or split it into plain commands.",
+        "需要批准：无法分析该命令（包含 `{why}`），规则不能放行；请简化或拆分为普通命令。",
+    ),
+    "decision.noninteractive": (
+        "Denied: this needs a person's approval and none is available "
+        "(non-interactive). {reason}",
+        "已拒绝：需要人工批准但当前为非交互环境。{reason}",
+    ),
+    "word.allowed": ("Allowed", "已允许"),
+    "word.denied": ("Denied", "已拒绝"),
+    "word.ask": ("Needs approval", "需要批准"),
+    "word.verb_allow": ("are allowed", "被允许"),
+    "word.verb_ask": ("need approval", "需要批准"),
+    "word.read": ("read", "读取"),
+    "word.write": ("write files", "写文件"),
+    "word.command": ("run commands", "运行命令"),
+    "word.policy_file": ("swifty policy file", "swifty 策略文件"),
+    "word.profile_protected": ("protected by the sandbox profile", "受沙箱配置保护"),
+    # -- command line ---------------------------------------------------------------
+    "cli.need_request": (
+        "give a command: `-c 'SHELL STRING'`, `-- CMD ARG...`, `--tool ReadFile PATH` "
+        "or `--batch FILE.jsonl`",
+        "请提供命令：`-c 'SHELL STRING'`、`-- CMD ARG...`、`--tool ReadFile PATH` "
+        "或 `--batch FILE.jsonl`",
+    ),
+    "cli.one_request": (
+        "give only one of `-c`, `--batch` and a command after `--`",
+        "`-c`、`--batch` 和 `--` 后的命令只能给出一个",
+    ),
+    "cli.file_tool_path": (
+        "`--tool {tool}` takes exactly one PATH",
+        "`--tool {tool}` 需要且只需要一个路径",
+    ),
+    "cli.batch_line": (
+        "{file}:{line}: expected a JSON string (a command) or an object with `tool`: {error}",
+        "{file}:{line}：应为 JSON 字符串（命令）或带 `tool` 的对象：{error}",
+    ),
+    "cli.error": ("error: {message}", "错误：{message}"),
+    "cli.warning": ("warning: {message}", "警告：{message}"),
+}
+
+_ENGLISH, _CHINESE = 0, 1
+
+
+def language() -> int:
+    """SWIFTY_LANG, else the POSIX locale variables in their precedence order."""
+    for var in ("SWIFTY_LANG", "LC_ALL", "LC_MESSAGES", "LANG"):
+        value = os.environ.get(var)
+        if value:
+            return _CHINESE if value.lower().startswith("zh") else _ENGLISH
+    return _ENGLISH
+
+
+def t(key: str, **params: object) -> str:
+    """The message `key` in the user's language, with `params` filled in."""
+    return MESSAGES[key][language()].format(**params)
+
+
+def parameters(text: str) -> set[str]:
+    """The `{names}` a message text uses (for the table's consistency test)."""
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name}

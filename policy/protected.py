@@ -1,0 +1,56 @@
+"""Mandatory write-protected paths: the one place they are listed.
+
+No setting, rule, profile or mode removes them; profiles can only add. Every backend
+(decisions here, bwrap/seatbelt later) appends them after the user's own paths.
+
+Why each is here:
+- `.swifty/` (project and home): the agent must never edit its own policy — a model
+  that can write `permissions.local.yaml` can grant itself anything.
+- `.git/hooks`, `.git/config`: code that git runs later, outside the sandbox
+  (`core.fsmonitor`, `core.hooksPath`, hooks) — the classic sandbox escape.
+- shell rc files: run by the user's next terminal, outside the sandbox.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+# Patterns in rule syntax: relative ones are anchored at the project root.
+PROJECT_PROTECTED: tuple[str, ...] = (
+    ".swifty",
+    "**/.git/hooks",
+    "**/.git/config",
+    "**/.git/modules/**/hooks",
+    "**/.git/modules/**/config",
+)
+
+HOME_PROTECTED: tuple[str, ...] = (
+    "~/.swifty",
+    "~/.bashrc",
+    "~/.bash_profile",
+    "~/.bash_login",
+    "~/.bash_logout",
+    "~/.profile",
+    "~/.zshrc",
+    "~/.zshenv",
+    "~/.zprofile",
+    "~/.zlogin",
+    "~/.config/fish",
+    "~/.gitconfig",
+    "~/.config/git",
+)
+
+POLICY_PATTERNS: frozenset[str] = frozenset({".swifty", "~/.swifty"})
+
+
+def mandatory_protected() -> tuple[str, ...]:
+    return PROJECT_PROTECTED + HOME_PROTECTED
+
+
+def is_policy_pattern(pattern: str) -> bool:
+    """Whether the pattern guards swifty's own files (for the reason text)."""
+    return pattern in POLICY_PATTERNS
+
+
+def policy_dirs(project: Path, home: Path) -> tuple[Path, Path]:
+    return project / ".swifty", home / ".swifty"

@@ -1,0 +1,208 @@
+"""Permission rules: `Tool(pattern)` text → a compiled, matchable `Rule`.
+
+Bash patterns match one simple command's words joined by single spaces: `*` is any
+text, a trailing ` *` (or Claude Code's `:*`) also matches no arguments at all, so
+`Bash(ls *)` matches `ls` and `ls -la` but not `lsof`; `\\*` is a literal star.
+
+Path patterns are gitignore globs (pathspec), anchored as SPEC §2 says: no `/` →
+a basename at any depth; `/abs`; `~/home-relative`; anything else → project root.
+They are compiled into one absolute pattern, matched against absolute paths.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .errors import SwiftyError
+from .messages import t
+from .types import Effect, RuleRef, Tool
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+_RULE_RE = re.compile(r"\s*(?P<tool>[^\s()]+)\s*(?:\((?P<pattern>.*)\))?\s*", re.DOTALL)
+_GLOB_SPECIAL = re.compile(r"([\\*?\[\]!#])")
+
+
+class RuleSyntaxError(SwiftyError):
+    """Raised with a translated message; the loader adds file:line:col."""
+
+    code = "rule-syntax"
+
+
+class BashPattern:
+    """A compiled Bash rule pattern; `None` pattern text matches every command."""
+
+    __slots__ = ("_prefix", "_regex", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        body = text
+        optional_args = False
+        if body.endswith(":*"):
+            body, optional_args = body[:-2], True
+        elif body.endswith(" *") and not body.endswith("\\ *"):
+            body, optional_args = body[:-2], True
+        parts: list[str] = []
+        literal_prefix: list[str] = []
+        prefix_open = True
+        i = 0
+        while i < len(body):
+            ch = body[i]
+            if ch == "\\" and i + 1 < len(body) and body[i + 1] == "*":
+                parts.append(re.escape("*"))
+                if prefix_open:
+                    literal_prefix.append("*")
+                i += 2
+                continue
+            if ch == "*":
+                parts.append(".*")
+                prefix_open = False
+            else:
+                parts.append(re.escape(ch))
+                if prefix_open:
+                    literal_prefix.append(ch)
+            i += 1
+        regex = "".join(parts) + ("(?: .*)?" if optional_args else "")
+        self._regex = re.compile(regex, re.DOTALL)
+        # A startswith() test rejects most rules before the regex runs (hot path).
+        self._prefix = "".join(literal_prefix)
+
+    def matches(self, command_text: str) -> bool:
+        return command_text.startswith(self._prefix) and (
+            self._regex.fullmatch(command_text) is not None
+        )
+
+
+def escape_glob(literal: str) -> str:
+    return _GLOB_SPECIAL.sub(r"\\\1", literal)
+
+
+def anchor_path_pattern(pattern: str, project: Path, home: Path) -> str:
+    """The gitignore pattern, anchored at `/`, that SPEC §2's path rules mean."""
+    stripped = pattern.rstrip("/")
+    if "/" not in stripped:
+        return pattern  # a basename at any depth
+    if pattern == "~" or pattern.startswith("~/"):
+        return escape_glob(str(home)) + pattern[1:]
+    if pattern.startswith("/"):
+        return pattern
+    return escape_glob(str(project)) + "/" + pattern
+
+
+class PathPattern:
+    """A gitignore glob over absolute paths.
+
+    Compiled when loaded, so an invalid glob is a load error with file:line:col,
+    never a surprise at match time.
+    """
+
+    __slots__ = ("_regex", "anchored", "text")
+
+    def __init__(self, text: str, anchored: str) -> None:
+        self.text = text
+        self.anchored = anchored
+        self._regex = compile_glob(anchored, text)
+
+    def matches(self, absolute_path: str) -> bool:
+        # Patterns are anchored at `/`, so the match runs on the path without it.
+        return self._regex.match(absolute_path.lstrip("/")) is not None
+
+
+def compile_glob(anchored: str, shown: str) -> re.Pattern[str]:
+    """The regex for one gitignore pattern; raises `RuleSyntaxError` when invalid."""
+    if anchored.startswith("!"):
+        raise RuleSyntaxError(t("rule.negated_glob", rule=shown))
+    from pathspec.patterns.gitignore.base import GitIgnorePatternError
+    from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
+
+    try:
+        compiled = GitIgnoreSpecPattern(anchored)
+    except (GitIgnorePatternError, ValueError) as e:
+        raise RuleSyntaxError(t("rule.bad_glob", rule=shown, error=e)) from e
+    if compiled.include is None or compiled.regex is None:
+        raise RuleSyntaxError(t("rule.bad_glob", rule=shown, error="unmatched `[`"))
+    return compiled.regex
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One rule of one file. `tool is None` means every tool (`*`)."""
+
+    tool: Tool | None
+    effect: Effect
+    text: str
+    file: str
+    line: int
+    column: int
+    bash: BashPattern | None = None  # None with tool Bash: matches every command
+    path: PathPattern | None = None  # None with a file tool: matches every path
+
+    @property
+    def ref(self) -> RuleRef:
+        return RuleRef(self.file, self.line, self.text)
+
+    @property
+    def matches_everything(self) -> bool:
+        return self.bash is None and self.path is None
+
+    def applies_to(self, tool: Tool) -> bool:
+        return self.tool is None or self.tool is tool
+
+
+def parse_rule(
+    text: str,
+    effect: Effect,
+    *,
+    file: str,
+    line: int,
+    column: int,
+    project: Path,
+    home: Path,
+) -> Rule:
+    """Parse `Tool(pattern)`; raises `RuleSyntaxError` with a translated message."""
+    m = _RULE_RE.fullmatch(text)
+    if m is None:
+        if "(" in text and not text.rstrip().endswith(")"):
+            raise RuleSyntaxError(t("rule.missing_paren", rule=text))
+        raise RuleSyntaxError(t("rule.syntax", rule=text))
+    tool_name, pattern = m.group("tool"), m.group("pattern")
+
+    def make(tool: Tool | None, bash: BashPattern | None = None,
+             path: PathPattern | None = None) -> Rule:
+        return Rule(tool, effect, text.strip(), file, line, column, bash, path)
+
+    if tool_name == "*":
+        if pattern not in (None, "*"):
+            raise RuleSyntaxError(t("rule.syntax", rule=text))
+        return make(None)
+    tool = Tool.parse(tool_name)
+    if tool is None:
+        known = ", ".join([*(x.value for x in Tool), "Read", "Write", "Edit", "*"])
+        raise RuleSyntaxError(t("rule.unknown_tool", tool=tool_name, rule=text, known=known))
+    if pattern is not None and not pattern.strip():
+        raise RuleSyntaxError(t("rule.empty_pattern", rule=text, tool=tool.value))
+    if pattern is None or pattern.strip() in ("*", "**"):
+        return make(tool)
+    pattern = pattern.strip()
+    if tool is Tool.BASH:
+        return make(tool, bash=BashPattern(pattern))
+    return make(tool, path=PathPattern(pattern, anchor_path_pattern(pattern, project, home)))
+
+
+def last_match_bash(rules: Iterable[Rule], command_text: str) -> Rule | None:
+    """The file's verdict for one command: its last matching rule (rules reversed)."""
+    for rule in rules:
+        if rule.bash is None or rule.bash.matches(command_text):
+            return rule
+    return None
+
+
+def last_match_path(rules: Iterable[Rule], absolute_path: str) -> Rule | None:
+    for rule in rules:
+        if rule.path is None or rule.path.matches(absolute_path):
+            return rule
+    return None

@@ -1,0 +1,111 @@
+"""The "always allow" writer: appends rules to `.swifty/permissions.local.yaml`.
+
+Nothing a user wrote is lost: the new rules are appended as text (comments and
+formatting stay), the result is parsed before it replaces the file, the replace is
+an atomic rename, and concurrent writers are serialised by an flock on a side file
+(locking the rule file itself would not survive the rename).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .errors import PolicyFileError
+from .loader import SWIFTY_DIR, RULE_FILES, parse_rules
+from .messages import t
+from .types import Effect, Scope
+from .yamlnodes import Source, compose, read_source
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    lock_path = path.with_name(path.name + ".lock")
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _entry_text(rule: str, effect: Effect) -> str:
+    import yaml
+
+    return yaml.safe_dump([{"rule": rule, "effect": effect.value}], default_flow_style=False,
+                          sort_keys=False, allow_unicode=True, width=10_000)
+
+
+def _appended(source: Source, entries: str) -> str:
+    """The file's text with `entries` (a block list) added after its last rule."""
+    import yaml
+
+    root = compose(source)
+    text = source.text
+    if isinstance(root, yaml.SequenceNode) and root.flow_style:
+        # `[]` or `[a, b]`: a block item cannot follow it; replace the flow list by the
+        # same items in block style (comments around it stay where they are).
+        items = yaml.safe_load(text[root.start_mark.index:root.end_mark.index]) or []
+        block = yaml.safe_dump(items, default_flow_style=False, sort_keys=False,
+                               allow_unicode=True, width=10_000) if items else ""
+        text = text[:root.start_mark.index] + block + text[root.end_mark.index:]
+    if text and not text.endswith("\n"):
+        text += "\n"
+    return text + entries
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        if path.exists():
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(dir_fd)  # the rename itself survives a crash
+    finally:
+        os.close(dir_fd)
+
+
+def local_rules_path(project: Path) -> Path:
+    return project / SWIFTY_DIR / RULE_FILES[Scope.LOCAL]
+
+
+def add_rules(path: Path, rules: list[str], effect: Effect, *, project: Path,
+              home: Path) -> list[str]:
+    """Append `rules` with `effect` to the rule file at `path`; returns those added.
+
+    A rule whose last occurrence in the file already has this effect is not repeated.
+    Raises `PolicyFileError` if the file is invalid now (it is never "repaired") or if
+    a new rule is malformed; the file is then left untouched.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(path):
+        source = read_source(path) or Source(str(path), "")
+        try:
+            existing = parse_rules(source, project, home)
+        except PolicyFileError as e:
+            raise PolicyFileError(e.file, e.line, e.column, t(
+                "store.invalid_existing", file=path, error=e.message)) from e
+        last_effect = {r.text: r.effect for r in existing}
+        added = [r for r in dict.fromkeys(rules) if last_effect.get(r.strip()) is not effect]
+        if not added:
+            return []
+        new_text = _appended(source, "".join(_entry_text(r, effect) for r in added))
+        parse_rules(Source(str(path), new_text), project, home)  # never write a bad file
+        _write_atomically(path, new_text)
+        return added
