@@ -13,8 +13,8 @@ from swifty_sandbox.policy.messages import t
 from swifty_sandbox.sandbox import Sandbox
 
 from .common import (
+    TOOL_NAMES,
     CheckExit,
-    ToolType,
     echo_json,
     json_option,
     mode_option,
@@ -77,13 +77,14 @@ def _run_batch(box: Sandbox, batch: IO[str]) -> CheckExit:
 @json_option
 @click.option("--batch", type=click.File("r"), help="JSON lines: one command per line.")
 @click.option("-c", "command", help="A shell command string.")
-@click.option("--tool", type=ToolType(), default="Bash", show_default=True,
+@click.option("--tool", "tool_name", type=click.Choice(TOOL_NAMES), default="Bash",
+              show_default=True,
               help="Bash, ReadFile, WriteFile or EditFile (aliases Read, Write, Edit).")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @reports_errors
 def check(project: Path | None, mode: str | None, sandbox_mode: str | None, as_json: bool,
-          batch: IO[str] | None, command: str | None, tool: Tool, args: tuple[str, ...]
-          ) -> None:
+          batch: IO[str] | None, command: str | None, tool_name: str,
+          args: tuple[str, ...]) -> None:
     """Decide a request: exit 0 allow, 1 deny, 3 ask, 2 error.
 
     \b
@@ -91,6 +92,7 @@ def check(project: Path | None, mode: str | None, sandbox_mode: str | None, as_j
       swifty-sandbox check -c 'git status && npm test'
       swifty-sandbox check --tool ReadFile .env
     """
+    tool = Tool.parse(tool_name) or Tool.BASH  # click.Choice admits known names only
     given = sum(x is not None and x != () for x in (batch, command, args or None))
     if given == 0:
         raise UsageError(t("cli.need_request"))

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import ParamSpec, TypeVar
 
 import click
 
@@ -25,21 +25,7 @@ class CheckExit(enum.IntEnum):
     ASK = 3
 
 
-class ToolType(click.ParamType):
-    """A tool name or alias (Read, Write, Edit), from the library's own enum."""
-
-    name = "tool"
-
-    def convert(self, value: Any, param: click.Parameter | None,
-                ctx: click.Context | None) -> Tool:
-        if isinstance(value, Tool):
-            return value
-        tool = Tool.parse(str(value))
-        if tool is None:
-            self.fail(f"unknown tool {value!r} (known: {', '.join(x.value for x in Tool)})",
-                      param, ctx)
-        return tool
-
+TOOL_NAMES = [*(tool.value for tool in Tool), "Read", "Write", "Edit"]
 
 project_option = click.option(
     "--project", type=click.Path(file_okay=False, path_type=Path),

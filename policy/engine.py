@@ -9,7 +9,6 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import assert_never
 
 from .command import split_command, unwrap
 from .loader import (
@@ -227,14 +226,11 @@ def _bash_verdict(policy: Policy, request: Request) -> tuple[Rule | None, str | 
 
 # -- reasons and the late steps ------------------------------------------------------------
 
+_EFFECT_WORDS = {A: "word.allowed", Q: "word.ask", D: "word.denied"}
+
+
 def _effect_word(effect: Effect) -> str:
-    if effect is A:
-        return t("word.allowed")
-    if effect is Q:
-        return t("word.ask")
-    if effect is D:
-        return t("word.denied")
-    assert_never(effect)
+    return t(_EFFECT_WORDS[effect])
 
 
 def _category_word(category: Category) -> str:

@@ -183,7 +183,7 @@ def language() -> int:
     return _ENGLISH
 
 
-def t(key: str, **params: object) -> str:
+def t(key: str, /, **params: object) -> str:
     """The message `key` in the user's language, with `params` filled in."""
     return MESSAGES[key][language()].format(**params)
 

@@ -13,8 +13,6 @@ Why each is here:
 
 from __future__ import annotations
 
-from pathlib import Path
-
 # Patterns in rule syntax: relative ones are anchored at the project root.
 PROJECT_PROTECTED: tuple[str, ...] = (
     ".swifty",
@@ -51,6 +49,3 @@ def is_policy_pattern(pattern: str) -> bool:
     """Whether the pattern guards swifty's own files (for the reason text)."""
     return pattern in POLICY_PATTERNS
 
-
-def policy_dirs(project: Path, home: Path) -> tuple[Path, Path]:
-    return project / ".swifty", home / ".swifty"

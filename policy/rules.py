@@ -42,9 +42,7 @@ class BashPattern:
         self.text = text
         body = text
         optional_args = False
-        if body.endswith(":*"):
-            body, optional_args = body[:-2], True
-        elif body.endswith(" *") and not body.endswith("\\ *"):
+        if body.endswith(":*") or (body.endswith(" *") and not body.endswith("\\ *")):
             body, optional_args = body[:-2], True
         parts: list[str] = []
         literal_prefix: list[str] = []

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import PolicyFileError
-from .loader import SWIFTY_DIR, RULE_FILES, parse_rules
+from .loader import RULE_FILES, SWIFTY_DIR, parse_rules
 from .messages import t
 from .types import Effect, Scope
 from .yamlnodes import Source, compose, read_source

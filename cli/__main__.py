@@ -1,0 +1,5 @@
+"""`python -m swifty_sandbox.cli`."""
+
+from .main import main
+
+main()

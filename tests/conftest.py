@@ -1,0 +1,87 @@
+"""Shared fixtures: a real project directory (a git top-level) and a real HOME."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from swifty_sandbox import Sandbox
+
+RuleList = list[tuple[str, str]]
+
+# The system temp dirs are allowed roots of the path sandbox, so a test home under
+# pytest's tmp_path (in /tmp) would make every "outside" path inside. Test homes live
+# under the real user's cache directory instead (read before any test changes HOME).
+OUTSIDE_TEMP_BASE = Path(os.path.expanduser("~")) / ".cache" / "swifty-sandbox-tests"
+
+
+@pytest.fixture(autouse=True)
+def _english(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Messages in English unless a test asks otherwise."""
+    for var in ("SWIFTY_LANG", "LC_ALL", "LC_MESSAGES", "LANG"):
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
+def outside_temp() -> Iterator[Path]:
+    """A fresh directory that is not under any system temp dir."""
+    OUTSIDE_TEMP_BASE.mkdir(parents=True, exist_ok=True)
+    path = Path(tempfile.mkdtemp(dir=OUTSIDE_TEMP_BASE))
+    real = os.path.realpath(path)
+    assert not real.startswith(("/tmp/", "/var/tmp/", os.path.realpath(tempfile.gettempdir()))), \
+        f"test homes must be outside the temp dirs, got {real}"
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def home(outside_temp: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = outside_temp / "home" / "user"
+    path.mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(path))
+    return path
+
+
+@pytest.fixture
+def project(home: Path) -> Path:
+    path = home / "code" / "app"
+    (path / ".git").mkdir(parents=True)
+    return path
+
+
+def write_rules(path: Path, rules: RuleList) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump([{"rule": r, "effect": e} for r, e in rules],
+                                   sort_keys=False))
+    return path
+
+
+@pytest.fixture
+def layers(project: Path, home: Path) -> Callable[..., Path]:
+    """`layers(user=[...], project=[...], local=[...])` writes the three rule files."""
+
+    def write(*, user: RuleList | None = None, project_rules: RuleList | None = None,
+              local: RuleList | None = None) -> Path:
+        if user is not None:
+            write_rules(home / ".swifty" / "permissions.yaml", user)
+        if project_rules is not None:
+            write_rules(project / ".swifty" / "permissions.yaml", project_rules)
+        if local is not None:
+            write_rules(project / ".swifty" / "permissions.local.yaml", local)
+        return project
+
+    return write
+
+
+@pytest.fixture
+def box_for(project: Path, home: Path) -> Iterator[Callable[..., Sandbox]]:
+    def make(**kwargs: str) -> Sandbox:
+        return Sandbox(project, home=home, **kwargs)
+
+    yield make

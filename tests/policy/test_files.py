@@ -1,0 +1,162 @@
+"""Rule and config files: every malformed case names file:line:col; nothing is guessed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from swifty_sandbox import Mode, PolicyFileError, Sandbox, SandboxMode
+
+Box = Callable[..., Sandbox]
+
+MALFORMED = [
+    # (file text, line, column, words the message must contain)
+    ("- rule: Bsh(git *)\n  effect: allow\n", 1, 9, ["unknown tool `Bsh`", "Bash"]),
+    ("- rule: Bash(git *\n  effect: allow\n", 1, 9, ["missing `)`"]),
+    ("- rule: Bash(git *)\n  effect: allowed\n", 2, 11, ["`effect` must be one of",
+                                                        "allowed"]),
+    ("rule: Bash(git *)\neffect: allow\n", 1, 1, ["must be a YAML list", "a mapping"]),
+    ("just text\n", 1, 1, ["must be a YAML list"]),
+    ("- Bash(git *)\n", 1, 3, ["expected a mapping"]),
+    ("- rule: Bash(git *)\n", 1, 3, ["missing key `effect`"]),
+    ("- effect: allow\n", 1, 3, ["missing key `rule`"]),
+    ("- rule: Bash(x)\n  effect: allow\n  note: hi\n", 3, 3, ["unknown key `note`"]),
+    ("- rule: Bash(x)\n  rule: Bash(y)\n  effect: allow\n", 2, 3, ["duplicate key `rule`"]),
+    ("- rule: Bash()\n  effect: allow\n", 1, 9, ["empty pattern"]),
+    ("- rule: ReadFile(src/[a)\n  effect: deny\n", 1, 9, ["invalid glob"]),
+    ("- rule: ReadFile(!secret)\n  effect: deny\n", 1, 9, ["negation"]),
+    ("- rule: 42\n  effect: allow\n", 1, 9, ["`rule` must be a string"]),
+    ("- rule: Bash(x)\n  effect: yes\n", 2, 11, ["`effect` must be a string"]),
+    ("- rule: Bash(x)\n   effect: allow\n", 2, 10, ["invalid YAML"]),
+    ("- rule: 'Bash(x)\n", 2, 1, ["invalid YAML"]),
+    ("- rule: Bash(ok)\n  effect: allow\n- rule: Nope(x)\n  effect: deny\n", 3, 9,
+     ["unknown tool `Nope`"]),
+    ("- rule: '*(foo)'\n  effect: deny\n", 1, 9, ["malformed rule"]),
+    ("---\n- rule: Bash(a)\n  effect: allow\n---\n- rule: Bash(b)\n  effect: allow\n", 4, 1,
+     ["invalid YAML"]),
+]
+
+
+@pytest.mark.parametrize(("text", "line", "column", "words"), MALFORMED)
+@pytest.mark.parametrize("where", ["user", "project", "local"])
+def test_malformed_rule_file_names_file_line_column(
+        project: Path, home: Path, text: str, line: int, column: int, words: list[str],
+        where: str) -> None:
+    base = home if where == "user" else project
+    name = "permissions.local.yaml" if where == "local" else "permissions.yaml"
+    path = base / ".swifty" / name
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+    with pytest.raises(PolicyFileError) as info:
+        Sandbox(project, home=home)
+    error = info.value
+    assert (error.file, error.line, error.column) == (str(path), line, column)
+    assert str(error).startswith(f"{path}:{line}:{column}: ")
+    for word in words:
+        assert word in error.message
+
+
+@pytest.mark.parametrize("text", ["", "# only a comment\n", "[]\n", "~\n"])
+def test_empty_files_are_empty(project: Path, home: Path, text: str) -> None:
+    (project / ".swifty").mkdir()
+    (project / ".swifty" / "permissions.yaml").write_text(text)
+    assert Sandbox(project, home=home).policy.layers[1].rules == ()
+
+
+def test_unreadable_file_is_an_error(project: Path, home: Path) -> None:
+    (project / ".swifty" / "permissions.yaml").mkdir(parents=True)  # a directory
+    with pytest.raises(PolicyFileError, match="cannot read"):
+        Sandbox(project, home=home)
+
+
+def test_not_utf8_is_an_error(project: Path, home: Path) -> None:
+    (project / ".swifty").mkdir()
+    (project / ".swifty" / "permissions.yaml").write_bytes(b"- rule: Bash(\xff)\n")
+    with pytest.raises(PolicyFileError, match="cannot read"):
+        Sandbox(project, home=home)
+
+
+def test_aliases_and_effects_parse(project: Path, home: Path) -> None:
+    (project / ".swifty").mkdir()
+    (project / ".swifty" / "permissions.yaml").write_text(
+        "# team rules\n"
+        "- rule: Read(*.md)\n  effect: allow\n"
+        "- rule: Write(docs/**)\n  effect: ask\n"
+        "- rule: Edit\n  effect: deny\n"
+        "- {rule: 'Bash(npm test:*)', effect: allow}\n")
+    rules = Sandbox(project, home=home).policy.layers[1].rules
+    assert [(r.tool and r.tool.value, r.effect.value, r.line, r.column) for r in rules] == [
+        ("ReadFile", "allow", 2, 9), ("WriteFile", "ask", 4, 9), ("EditFile", "deny", 6, 9),
+        ("Bash", "allow", 8, 10)]
+
+
+# -- config.yaml ---------------------------------------------------------------------------
+
+def write_config(base: Path, text: str) -> None:
+    (base / ".swifty").mkdir(exist_ok=True)
+    (base / ".swifty" / "config.yaml").write_text(text)
+
+
+def test_settings_project_overrides_user(project: Path, home: Path) -> None:
+    write_config(home, "permissions: {defaultMode: plan}\nsandbox: {mode: manual}\n")
+    write_config(project, "permissions:\n  defaultMode: acceptEdits\n")
+    settings = Sandbox(project, home=home).policy.settings
+    assert (settings.default_mode, settings.sandbox_mode) == (Mode.ACCEPT_EDITS,
+                                                              SandboxMode.MANUAL)
+
+
+def test_deny_lists_add_up(project: Path, home: Path) -> None:
+    write_config(home, "sandbox:\n  denyRead: [~/.secret-a]\n  env: {drop: [A_*]}\n")
+    write_config(project, "sandbox:\n  denyRead: [~/.secret-b]\n  env: {drop: [B_*]}\n")
+    settings = Sandbox(project, home=home).policy.settings
+    assert settings.deny_read == ("~/.secret-a", "~/.secret-b")
+    assert settings.env_drop == ("A_*", "B_*")
+
+
+def test_committed_project_config_cannot_loosen(project: Path, home: Path) -> None:
+    write_config(project, "permissions: {defaultMode: bypassPermissions}\n"
+                          "sandbox:\n  mode: 'off'\n  profile: permissive\n"
+                          "  writable: [/, ~/.ssh, build]\n  env: {keep: [AWS_SECRET_KEY]}\n")
+    box = Sandbox(project, home=home)
+    settings = box.policy.settings
+    assert settings.default_mode is Mode.DEFAULT
+    assert settings.sandbox_mode is SandboxMode.AUTO
+    assert settings.profile == "default"
+    assert settings.writable == (project / "build",)
+    assert settings.env_keep == ()
+    assert len(box.warnings) == 6
+    assert all("cannot loosen" in w and "config.yaml" in w for w in box.warnings)
+
+
+def test_user_config_may_loosen(project: Path, home: Path) -> None:
+    write_config(home, "permissions: {defaultMode: bypassPermissions}\n"
+                       "sandbox: {mode: 'off', env: {keep: [GH_TOKEN]}}\n")
+    box = Sandbox(project, home=home)
+    assert box.policy.settings.default_mode is Mode.BYPASS
+    assert box.policy.settings.sandbox_mode is SandboxMode.OFF
+    assert box.warnings == ()
+
+
+@pytest.mark.parametrize(("text", "line", "column", "word"), [
+    ("permissions: {defaultMode: yolo}\n", 1, 28, "defaultMode"),
+    ("sandbox:\n  mode: sometimes\n", 2, 9, "sandbox.mode"),
+    ("sandbox:\n  writable: /tmp\n", 2, 13, "list of strings"),
+    ("sandbox:\n  netwrok: true\n", 2, 3, "unknown key `netwrok`"),
+    ("- a list\n", 1, 1, "must be a YAML mapping"),
+    ("sandbox:\n  env: {keep: [1]}\n", 2, 16, "must be a string"),
+])
+def test_malformed_config(project: Path, home: Path, text: str, line: int, column: int,
+                          word: str) -> None:
+    write_config(project, text)
+    with pytest.raises(PolicyFileError) as info:
+        Sandbox(project, home=home)
+    assert (info.value.line, info.value.column) == (line, column)
+    assert word in info.value.message
+
+
+def test_unknown_profile(project: Path, home: Path) -> None:
+    write_config(home, "sandbox: {profile: nonesuch}\n")
+    with pytest.raises(PolicyFileError, match="unknown sandbox profile `nonesuch`"):
+        Sandbox(project, home=home)
