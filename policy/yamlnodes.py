@@ -42,8 +42,10 @@ def compose(source: Source) -> yaml.Node | None:
     """The document's root node (None for an empty file); YAML errors carry a position."""
     import yaml
 
+    # libyaml's loader keeps the marks and composes about 10x faster (start-up time).
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        return yaml.compose(source.text, Loader=yaml.SafeLoader)
+        return yaml.compose(source.text, Loader=loader)
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)

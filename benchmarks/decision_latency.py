@@ -1,0 +1,117 @@
+"""Decision latency of `check`, in process and as a cold command.
+
+    python benchmarks/decision_latency.py [--rounds N]
+
+1. In-process: argv Bash requests and file requests against three layers of 30 rules
+   each (user, project, local); p50 and p99 per decision. Target: p50 ≤ 50 µs.
+2. Cold start: `swifty-sandbox check -- git status` as a whole process, against
+   `python -c pass` as the floor, reported as a ratio (machines here are noisy).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+from swifty_sandbox import Request, Sandbox, Tool
+
+TOOLS = ["git", "npm", "make", "cargo", "pytest", "docker", "kubectl", "rm", "curl", "ls"]
+
+
+def layer_rules(seed: int) -> list[dict[str, str]]:
+    rng = random.Random(seed)
+    rules = []
+    for i in range(30):
+        kind = i % 3
+        effect = rng.choice(["allow", "deny", "ask"])
+        if kind == 0:
+            rules.append({"rule": f"Bash({rng.choice(TOOLS)} {rng.choice(['*', 'sub*'])})",
+                          "effect": effect})
+        elif kind == 1:
+            rules.append({"rule": f"Bash({rng.choice(TOOLS)}-{i} --flag *)", "effect": effect})
+        else:
+            rules.append({"rule": f"ReadFile(**/*.ext{i})", "effect": effect})
+    return rules
+
+
+def make_project(root: Path) -> tuple[Path, Path]:
+    home = root / "home"
+    project = home / "project"
+    (project / ".git").mkdir(parents=True)
+    (project / ".swifty").mkdir()
+    (home / ".swifty").mkdir()
+    for seed, path in enumerate([home / ".swifty" / "permissions.yaml",
+                                 project / ".swifty" / "permissions.yaml",
+                                 project / ".swifty" / "permissions.local.yaml"]):
+        path.write_text(yaml.safe_dump(layer_rules(seed), sort_keys=False))
+    return project, home
+
+
+def percentile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def in_process(project: Path, home: Path, rounds: int) -> None:
+    box = Sandbox(project, home=home)
+    rng = random.Random(7)
+    argvs = [[rng.choice(TOOLS), rng.choice(["status", "test", "-la", "sub1", "x"]),
+              rng.choice(["--flag", "a", "b"])] for _ in range(200)]
+    requests = {
+        "argv (Bash)": [Request.bash_argv(a) for a in argvs],
+        "file (ReadFile)": [Request.file(Tool.READ_FILE, f"src/m{i}/f.ext{i % 40}")
+                            for i in range(200)],
+    }
+    for name, batch in requests.items():
+        for request in batch:  # warm caches
+            box.check(request)
+        samples = []
+        for _ in range(rounds):
+            for request in batch:
+                start = time.perf_counter_ns()
+                box.check(request)
+                samples.append((time.perf_counter_ns() - start) / 1000)
+        p50, p99 = percentile(samples, 0.5), percentile(samples, 0.99)
+        print(f"{name:16} p50 {p50:7.1f} µs  p99 {p99:7.1f} µs  "
+              f"(p50 = {p50 / 50:.2f}× the 50 µs target, n={len(samples)})")
+
+
+def cold_start(project: Path, home: Path, runs: int) -> None:
+    script = Path(sys.executable).with_name("swifty-sandbox")
+    env = {"HOME": str(home), "PATH": "/usr/bin:/bin"}
+
+    def median(argv: list[str]) -> float:
+        times = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            subprocess.run(argv, cwd=project, env=env, check=False, capture_output=True)
+            times.append(time.perf_counter() - start)
+        return statistics.median(times) * 1000
+
+    floor = median([sys.executable, "-c", "pass"])
+    check = median([str(script), "check", "--", "git", "status"])
+    print(f"cold `check -- git status`: {check:.1f} ms; `python -c pass`: {floor:.1f} ms; "
+          f"ratio {check / floor:.2f}×")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=50)
+    parser.add_argument("--runs", type=int, default=15)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        project, home = make_project(Path(tmp))
+        in_process(project, home, args.rounds)
+        cold_start(project, home, args.runs)
+
+
+if __name__ == "__main__":
+    main()
