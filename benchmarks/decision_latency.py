@@ -81,7 +81,7 @@ def in_process(project: Path, home: Path, rounds: int) -> None:
                 samples.append((time.perf_counter_ns() - start) / 1000)
         p50, p99 = percentile(samples, 0.5), percentile(samples, 0.99)
         print(f"{name:16} p50 {p50:7.1f} µs  p99 {p99:7.1f} µs  "
-              f"(p50 = {p50 / 50:.2f}× the 50 µs target, n={len(samples)})")
+              f"(p50 = {p50 / 50:.2f}x the 50 µs target, n={len(samples)})")
 
 
 def cold_start(project: Path, home: Path, runs: int) -> None:
@@ -99,7 +99,7 @@ def cold_start(project: Path, home: Path, runs: int) -> None:
     floor = median([sys.executable, "-c", "pass"])
     check = median([str(script), "check", "--", "git", "status"])
     print(f"cold `check -- git status`: {check:.1f} ms; `python -c pass`: {floor:.1f} ms; "
-          f"ratio {check / floor:.2f}×")
+          f"ratio {check / floor:.2f}x")
 
 
 def main() -> None:
