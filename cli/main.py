@@ -5,6 +5,9 @@ from __future__ import annotations
 import click
 
 from .check import check
+from .compile import compile_command
+from .doctor import doctor
+from .run import run
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -13,4 +16,5 @@ def main() -> None:
     """Confine the shell commands and file operations of an AI coding agent."""
 
 
-main.add_command(check)
+for command in (check, run, compile_command, doctor):
+    main.add_command(command)

@@ -219,52 +219,147 @@ def is_within(path: str, root: str) -> bool:
 # -- profiles ----------------------------------------------------------------------------
 
 @dataclass(frozen=True, slots=True)
+class SeccompProfile:
+    deny: tuple[str, ...]  # syscall names that fail with EPERM
+    enosys: tuple[str, ...]  # syscall names that fail with ENOSYS (libc falls back)
+    deny_namespaces: bool  # clone() with CLONE_NEW* flags fails too
+    sockets: tuple[str, ...]  # socket families that may be created (AF_* names)
+    ioctls: tuple[str, ...]  # ioctl requests that fail (TIOC* names)
+
+
+@dataclass(frozen=True, slots=True)
 class Profile:
     name: str
     description: str
+    read_roots: tuple[str, ...] | None  # None: the whole file system is readable
+    private_tmp: bool
     deny_read: tuple[str, ...]
     protected: tuple[str, ...]
     env_drop: tuple[str, ...]
     env_keep: tuple[str, ...]
+    nested_namespaces: bool
+    seccomp: SeccompProfile
+
+
+_PROFILE_KEYS = ("extends", "description", "read", "privateTmp", "denyRead", "protected",
+                 "env", "nestedNamespaces", "seccomp")
+_ADDITIVE = ("denyRead", "protected")
 
 
 def builtin_profiles() -> list[str]:
     files = resources.files("swifty_sandbox.profiles")
-    return sorted(p.name[:-5] for p in files.iterdir() if p.name.endswith(".yaml"))
+    return sorted(p.name[:-5] for p in files.iterdir()
+                  if p.name.endswith(".yaml") and p.name != "syscalls.yaml")
 
 
-def load_profile(name: str, project: Path) -> Profile:
-    """A built-in profile by name, or a YAML file by path (relative to the project)."""
+def _profile_source(name: str, project: Path) -> Source:
     if "/" in name or name.endswith((".yaml", ".yml")):
         path = Path(name) if name.startswith("/") else project / name
         source = read_source(path)
-    else:
+    elif name in builtin_profiles():
         resource = resources.files("swifty_sandbox.profiles") / f"{name}.yaml"
-        source = Source(f"<profile {name}>", resource.read_text("utf-8")) \
-            if resource.is_file() else None
+        source = Source(f"<profile {name}>", resource.read_text("utf-8"))
+    else:
+        source = None
     if source is None:
         raise PolicyFileError(name, 1, 1, t("profile.unknown", name=name,
                                              known=", ".join(builtin_profiles())))
-    return parse_profile(name, source)
+    return source
 
 
-def parse_profile(name: str, source: Source) -> Profile:
+def _syscall_sets() -> tuple[dict[str, tuple[str, ...]], frozenset[str]]:
+    text = (resources.files("swifty_sandbox.profiles") / "syscalls.yaml").read_text("utf-8")
+    source = Source("<profiles/syscalls.yaml>", text)
+    root = compose(source)
+    assert root is not None
+    top = mapping(source, root, ("sets", "enosys"))
+    sets_node = top["sets"][1]
+    names = mapping(source, sets_node, tuple(k.value for k, _ in sets_node.value))
+    sets = {key: tuple(string_list(source, key, value)) for key, (_, value) in names.items()}
+    return sets, frozenset(string_list(source, "enosys", top["enosys"][1]))
+
+
+def load_profile(name: str, project: Path, _seen: tuple[str, ...] = ()) -> Profile:
+    """A built-in profile by name, or a YAML file by path (relative to the project)."""
+    source = _profile_source(name, project)
     root = compose(source)
     if root is None:
         raise PolicyFileError(source.name, 1, 1, t("file.not_mapping", found="nothing"))
-    top = mapping(source, root, ("description", "denyRead", "protected", "env"))
-    env = mapping(source, top["env"][1], ("drop", "keep")) if "env" in top else {}
+    top = mapping(source, root, _PROFILE_KEYS)
+    parent: Profile | None = None
+    if "extends" in top:
+        base = string(source, "extends", top["extends"][1])
+        if base in (*_seen, name):
+            raise fail(source, top["extends"][1], t("profile.cycle", name=base))
+        parent = load_profile(base, project, (*_seen, name))
 
-    def strings(fields: Mapping[str, tuple[yaml.Node, yaml.Node]], key: str
-                ) -> tuple[str, ...]:
-        if key not in fields:
-            return ()
-        return tuple(string_list(source, key, fields[key][1]))
+    def strings(key: str, node: yaml.Node | None = None) -> tuple[str, ...] | None:
+        if node is None:
+            node = top[key][1] if key in top else None
+        return tuple(string_list(source, key, node)) if node is not None else None
+
+    def flag(key: str, inherited: bool) -> bool:
+        if key not in top:
+            return inherited
+        node = top[key][1]
+        if node.tag != "tag:yaml.org,2002:bool":
+            raise fail(source, node, t("file.bad_choice", key=key, value=node.value,
+                                       expected="true | false"))
+        return str(node.value).lower() in ("true", "yes", "on")
+
+    def added(key: str, inherited: tuple[str, ...]) -> tuple[str, ...]:
+        return (*inherited, *(strings(key) or ()))
+
+    env = mapping(source, top["env"][1], ("drop", "keep")) if "env" in top else {}
+    env_drop = strings("env.drop", env["drop"][1]) if "drop" in env else None
+    env_keep = strings("env.keep", env["keep"][1]) if "keep" in env else None
+
+    read_roots: tuple[str, ...] | None = parent.read_roots if parent else None
+    if "read" in top:
+        node = top["read"][1]
+        if node.tag == "tag:yaml.org,2002:str":
+            choice(source, "read", node, ("all",))
+            read_roots = None
+        else:
+            read_roots = strings("read")
+
+    seccomp = parent.seccomp if parent else SeccompProfile((), (), False, (), ())
+    if "seccomp" in top:
+        fields = mapping(source, top["seccomp"][1], ("deny", "sockets", "ioctls"))
+        sets, enosys = _syscall_sets()
+        chosen = strings("seccomp.deny", fields["deny"][1]) if "deny" in fields else ()
+        calls: dict[str, None] = {}
+        for set_name in chosen or ():
+            if set_name not in sets:
+                raise fail(source, fields["deny"][1], t(
+                    "file.bad_choice", key="seccomp.deny", value=set_name,
+                    expected=" | ".join(sets)))
+            calls.update(dict.fromkeys(sets[set_name]))
+        seccomp = SeccompProfile(
+            deny=tuple(c for c in calls if c not in enosys),
+            enosys=tuple(c for c in calls if c in enosys),
+            deny_namespaces="namespaces" in (chosen or ()),
+            sockets=strings("seccomp.sockets", fields["sockets"][1]) or ()
+            if "sockets" in fields else seccomp.sockets,
+            ioctls=strings("seccomp.ioctls", fields["ioctls"][1]) or ()
+            if "ioctls" in fields else seccomp.ioctls,
+        )
 
     description = string(source, "description", top["description"][1]) \
-        if "description" in top else ""
-    return Profile(name, description, strings(top, "denyRead"), strings(top, "protected"),
-                   strings(env, "drop"), strings(env, "keep"))
+        if "description" in top else (parent.description if parent else "")
+    return Profile(
+        name=name,
+        description=description,
+        read_roots=read_roots,
+        private_tmp=flag("privateTmp", parent.private_tmp if parent else False),
+        deny_read=added("denyRead", parent.deny_read if parent else ()),
+        protected=added("protected", parent.protected if parent else ()),
+        env_drop=(*(parent.env_drop if parent else ()), *(env_drop or ())),
+        env_keep=(*(parent.env_keep if parent else ()), *(env_keep or ())),
+        nested_namespaces=flag("nestedNamespaces",
+                               parent.nested_namespaces if parent else False),
+        seccomp=seccomp,
+    )
 
 
 def find_project(start: Path) -> Path:

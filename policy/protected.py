@@ -13,9 +13,9 @@ Why each is here:
 
 from __future__ import annotations
 
-# Patterns in rule syntax: relative ones are anchored at the project root.
+# Patterns in rule syntax; `./` anchors a single name at the project root.
 PROJECT_PROTECTED: tuple[str, ...] = (
-    ".swifty",
+    "./.swifty",
     "**/.git/hooks",
     "**/.git/config",
     "**/.git/modules/**/hooks",
@@ -38,7 +38,7 @@ HOME_PROTECTED: tuple[str, ...] = (
     "~/.config/git",
 )
 
-POLICY_PATTERNS: frozenset[str] = frozenset({".swifty", "~/.swifty"})
+POLICY_PATTERNS: frozenset[str] = frozenset({"./.swifty", "~/.swifty"})
 
 
 def mandatory_protected() -> tuple[str, ...]:

@@ -5,7 +5,8 @@ text, a trailing ` *` (or Claude Code's `:*`) also matches no arguments at all, 
 `Bash(ls *)` matches `ls` and `ls -la` but not `lsof`; `\\*` is a literal star.
 
 Path patterns are gitignore globs (pathspec), anchored as SPEC §2 says: no `/` →
-a basename at any depth; `/abs`; `~/home-relative`; anything else → project root.
+a basename at any depth; `/abs`; `~/home-relative`; anything else (`./name` too) →
+the project root.
 They are compiled into one absolute pattern, matched against absolute paths.
 """
 
@@ -81,6 +82,8 @@ def escape_glob(literal: str) -> str:
 
 def anchor_path_pattern(pattern: str, project: Path, home: Path) -> str:
     """The gitignore pattern, anchored at `/`, that SPEC §2's path rules mean."""
+    if pattern.startswith("./"):
+        return escape_glob(str(project)) + pattern[1:]  # `./name`: at the project root
     stripped = pattern.rstrip("/")
     if "/" not in stripped:
         return pattern  # a basename at any depth
@@ -104,6 +107,10 @@ class PathPattern:
         self.text = text
         self.anchored = anchored
         self._regex = compile_glob(anchored, text)
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        return self._regex
 
     def matches(self, absolute_path: str) -> bool:
         # Patterns are anchored at `/`, so the match runs on the path without it.

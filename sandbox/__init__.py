@@ -1,5 +1,8 @@
 """OS confinement and execution, built on `policy`."""
 
-from .api import Sandbox, as_request
+from .api import EXIT_DENIED, Answer, Asker, RunResult, Sandbox, as_request
+from .launch import EXIT_SETUP, SetupError
+from .spec import Limits, SandboxSpec
 
-__all__ = ["Sandbox", "as_request"]
+__all__ = ["EXIT_DENIED", "EXIT_SETUP", "Answer", "Asker", "Limits", "RunResult", "Sandbox",
+           "SandboxSpec", "SetupError", "as_request"]

@@ -3,8 +3,13 @@ shells over it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import enum
+import os
+import subprocess
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from swifty_sandbox.policy import (
     Decision,
@@ -13,6 +18,7 @@ from swifty_sandbox.policy import (
     Policy,
     Request,
     SandboxMode,
+    Tool,
     add_rules,
     decide,
     find_project,
@@ -20,8 +26,47 @@ from swifty_sandbox.policy import (
     local_rules_path,
     suggest_rules,
 )
+from swifty_sandbox.policy.messages import t
+
+from .executor import EXIT_TIMEOUT, Completed
+from .launch import EXIT_SETUP, SetupError, run_confined, run_unconfined, shell_argv
+from .spec import Limits, SandboxSpec, compile_spec
 
 RequestLike = Request | str | Sequence[str]
+EXIT_DENIED = 126
+
+
+class Answer(enum.Enum):
+    """A person's answer to an ask."""
+
+    YES = "yes"
+    NO = "no"
+    ALWAYS = "always"
+
+
+Asker = Callable[[Request, Decision], Answer]
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """What `run` returns; `as_json()` is SPEC §4's `run --json` object."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
+    truncated: bool
+    timed_out: bool
+    duration_ms: int
+    decision: Decision
+    is_error: bool  # denied, not confined, or timed out: the agent should change course
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "exit_code": self.exit_code, "stdout": self.stdout, "stderr": self.stderr,
+            "truncated": self.truncated, "timed_out": self.timed_out,
+            "duration_ms": self.duration_ms, "decision": self.decision.as_json(),
+            "is_error": self.is_error,
+        }
 
 
 def as_request(request: RequestLike) -> Request:
@@ -38,7 +83,8 @@ class Sandbox:
 
     `project` defaults to the git top-level of the current directory, else the
     current directory; `home` to the user's home. `mode` and `sandbox_mode`
-    override the settings files, as the command-line options do.
+    override the settings files, as the command-line options do. `ask` answers the
+    requests that need a person; without it they are denied.
     """
 
     def __init__(
@@ -48,11 +94,13 @@ class Sandbox:
         home: str | Path | None = None,
         mode: Mode | str | None = None,
         sandbox_mode: SandboxMode | str | None = None,
+        ask: Asker | None = None,
     ) -> None:
         self.project = find_project(Path(project) if project is not None else Path.cwd())
         self._home = Path(home) if home is not None else None
         self.mode = Mode(mode) if mode is not None else None
         self.sandbox_mode = SandboxMode(sandbox_mode) if sandbox_mode is not None else None
+        self.ask = ask  # None: nobody to ask (non-interactive), so an ask is denied
         self.policy: Policy = load_policy(self.project, self._home)
 
     @property
@@ -72,3 +120,91 @@ class Sandbox:
                           project=self.policy.project, home=self.policy.home)
         self.policy = load_policy(self.project, self._home)
         return added
+
+    @property
+    def effective_mode(self) -> Mode:
+        return self.mode or self.policy.settings.default_mode
+
+    @property
+    def effective_sandbox_mode(self) -> SandboxMode:
+        return self.sandbox_mode or self.policy.settings.sandbox_mode
+
+    def spec(self, cwd: str | None = None, limits: Limits | None = None) -> SandboxSpec:
+        """The sandbox a command would run in now."""
+        return compile_spec(self.policy, self.effective_mode, cwd, limits)
+
+    def resolve(self, request: RequestLike) -> Decision:
+        """`check`, then settle an ask with the asker (or deny it without one)."""
+        request = as_request(request)
+        decision = self.check(request)
+        if decision.effect is not Effect.ASK:
+            return decision
+        if self.ask is None:
+            return Decision(Effect.DENY, t("decision.noninteractive", reason=decision.reason),
+                            decision.layer, decision.category, decision.rule)
+        answer = self.ask(request, decision)
+        if answer is Answer.ALWAYS:
+            self.always_allow(request)
+        effect = Effect.DENY if answer is Answer.NO else Effect.ALLOW
+        return Decision(effect, decision.reason, decision.layer, decision.category,
+                        decision.rule)
+
+    def run(
+        self,
+        request: RequestLike,
+        *,
+        timeout: float | None = None,
+        cwd: str | Path | None = None,
+        capture: bool = True,
+        stdin: int | IO[bytes] | None = subprocess.DEVNULL,
+        output_bytes: int = 1 << 20,
+        memory_bytes: int | None = None,
+        processes: int | None = None,
+    ) -> RunResult:
+        """Decide, then run confined. Never raises for the command's own failures:
+        denied → 126, confinement impossible → 125, timeout → 124."""
+        request = as_request(request)
+        if request.tool is not Tool.BASH:
+            raise ValueError("run() takes a Bash request; file tools are only checked")
+        decision = self.resolve(request)
+        if decision.effect is not Effect.ALLOW:
+            return _failed(EXIT_DENIED, decision.reason, decision)
+        command = shell_argv(request.command) if request.command is not None \
+            else list(request.argv or ())
+        workdir = str(cwd) if cwd is not None else (
+            os.getcwd() if _inside(os.getcwd(), self.project) else str(self.project))
+        limits = Limits(timeout, output_bytes, memory_bytes, processes)
+        try:
+            if self.effective_sandbox_mode is SandboxMode.OFF:
+                done = run_unconfined(command, cwd=workdir, limits=limits, capture=capture,
+                                      stdin=stdin)
+            else:
+                done = run_confined(self.spec(workdir, limits), command, capture=capture,
+                                    stdin=stdin)
+        except SetupError as e:
+            return _failed(EXIT_SETUP, e.diagnostics(), decision)
+        return _result(done, decision, timeout)
+
+
+def _inside(path: str, root: Path) -> bool:
+    real = os.path.realpath(path)
+    return real == str(root) or real.startswith(str(root).rstrip("/") + "/")
+
+
+def _failed(code: int, message: str, decision: Decision) -> RunResult:
+    return RunResult(code, "", message + "\n", False, False, 0, decision, True)
+
+
+def _result(done: Completed, decision: Decision, timeout: float | None) -> RunResult:
+    stderr = done.stderr.decode(errors="replace")
+    if done.timed_out:
+        stderr += t("run.timeout", seconds=timeout) + "\n"
+    return RunResult(
+        exit_code=EXIT_TIMEOUT if done.timed_out else done.exit_code,
+        stdout=done.stdout.decode(errors="replace"), stderr=stderr,
+        truncated=done.truncated, timed_out=done.timed_out, duration_ms=done.duration_ms,
+        decision=decision, is_error=done.timed_out,
+    )
+
+
+__all__ = ["EXIT_DENIED", "Answer", "Asker", "RunResult", "Sandbox", "as_request"]

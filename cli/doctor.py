@@ -1,0 +1,25 @@
+"""`swifty-sandbox doctor`: what confinement this machine supports, and why not."""
+
+from __future__ import annotations
+
+import click
+
+from swifty_sandbox.sandbox.doctor import diagnose
+
+from .common import echo_json, json_option, reports_errors
+
+
+@click.command()
+@json_option
+@reports_errors
+def doctor(as_json: bool) -> None:
+    """Check bubblewrap, namespaces and seccomp; exit 0 when `run` can confine."""
+    report = diagnose()
+    if as_json:
+        echo_json(report.as_json())
+    else:
+        for check in report.checks:
+            click.echo(f"{'ok  ' if check.ok else 'FAIL'} {check.name}: {check.detail}")
+            if check.fix:
+                click.echo(f"     fix: {check.fix}")
+    raise SystemExit(0 if report.ok else 1)

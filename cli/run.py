@@ -1,0 +1,75 @@
+"""`swifty-sandbox run`: decide, then run the command confined."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from swifty_sandbox.policy import Decision, Request, UsageError
+from swifty_sandbox.policy.messages import t
+from swifty_sandbox.sandbox import Answer, Sandbox
+
+from .common import (
+    echo_json,
+    json_option,
+    mode_option,
+    project_option,
+    reports_errors,
+    sandbox_option,
+    warn,
+)
+
+_ANSWERS = {"y": Answer.YES, "yes": Answer.YES, "n": Answer.NO, "no": Answer.NO,
+            "a": Answer.ALWAYS, "always": Answer.ALWAYS}
+
+
+def prompt(request: Request, decision: Decision) -> Answer:
+    """Ask on the terminal: yes / no / always (an empty or unknown answer is no)."""
+    text = t("prompt.question", reason=decision.reason, request=request.describe())
+    reply = click.prompt(text, default="n", show_default=False, prompt_suffix="",
+                         err=True)
+    return _ANSWERS.get(reply.strip().lower(), Answer.NO)
+
+
+@click.command(context_settings={"ignore_unknown_options": True})
+@project_option
+@mode_option
+@sandbox_option
+@json_option
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
+              help="Wall-clock limit in seconds (exit 124).")
+@click.option("-c", "command", help="A shell command string (run with bash -c).")
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@reports_errors
+def run(project: Path | None, mode: str | None, sandbox_mode: str | None, as_json: bool,
+        timeout: float | None, command: str | None, args: tuple[str, ...]) -> None:
+    """Run a command confined: no network, writes only in the project and temp dirs.
+
+    Exit status: the command's own; 126 denied by policy; 125 the sandbox could not be
+    set up; 124 timeout.
+
+    \b
+      swifty-sandbox run -- npm test
+      swifty-sandbox run -c 'make && ./bin/check'
+    """
+    if (command is None) == (not args):
+        raise UsageError(t("cli.need_command"))
+    interactive = not as_json and sys.stdin.isatty() and sys.stderr.isatty()
+    box = Sandbox(project, mode=mode, sandbox_mode=sandbox_mode,
+                  ask=prompt if interactive else None)
+    for warning in box.warnings:
+        warn(warning)
+    request = Request.bash(command) if command is not None else Request.bash_argv(args)
+    if box.effective_sandbox_mode.value == "off":
+        click.echo(t("run.unconfined"), err=True)
+    if as_json:
+        result = box.run(request, timeout=timeout)
+        echo_json(result.as_json())
+    else:
+        # Output streams straight to the terminal; stdin stays the user's.
+        result = box.run(request, timeout=timeout, capture=False, stdin=None)
+        if result.stderr:
+            click.echo(result.stderr, err=True, nl=False)
+    raise SystemExit(result.exit_code)

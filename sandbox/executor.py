@@ -1,0 +1,203 @@
+"""The only module that spawns processes.
+
+`execute()` runs an argv (a bwrap command line, or the command itself when the user
+chose `--sandbox off`) and returns what happened: exit status, bounded output, whether
+the wall clock ran out. It owns the process tree: on timeout or when the command ends,
+everything it started is killed, whatever signals it ignores.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import IO
+
+import psutil
+
+EXIT_TIMEOUT = 124
+_DRAIN_AFTER_EXIT = 1.0  # seconds to read what is left in the pipes after the exit
+_CHUNK = 65536
+
+
+class BoundedBuffer:
+    """Keeps the first and the last `limit // 2` bytes of a stream, so memory stays
+    bounded whatever the command prints; the middle is dropped and marked."""
+
+    def __init__(self, limit: int) -> None:
+        self.head_limit = limit - limit // 2
+        self.tail_limit = limit // 2
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def add(self, data: bytes) -> None:
+        self.total += len(data)
+        room = self.head_limit - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if data and self.tail_limit:
+            self.tail += data
+            if len(self.tail) > 2 * self.tail_limit:  # trim rarely, not on every chunk
+                del self.tail[:len(self.tail) - self.tail_limit]
+
+    @property
+    def truncated(self) -> bool:
+        return self.total > self.head_limit + self.tail_limit
+
+    def value(self) -> bytes:
+        tail = bytes(self.tail[-self.tail_limit:]) if self.tail_limit else b""
+        if not self.truncated:
+            return bytes(self.head) + tail
+        dropped = self.total - len(self.head) - len(tail)
+        marker = f"\n[... {dropped} bytes truncated ...]\n".encode()
+        return bytes(self.head) + marker + tail
+
+
+@dataclass(frozen=True, slots=True)
+class Completed:
+    exit_code: int
+    stdout: bytes
+    stderr: bytes
+    truncated: bool
+    timed_out: bool
+    duration_ms: int
+    status: tuple[dict[str, object], ...] = ()  # bwrap's --json-status-fd documents
+
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL the process, its process group and every descendant still visible."""
+    try:
+        victims = psutil.Process(pid).children(recursive=True)
+    except psutil.Error:
+        victims = []
+    with contextlib.suppress(OSError):
+        os.killpg(pid, signal.SIGKILL)
+    for proc in victims:
+        with contextlib.suppress(psutil.Error):
+            proc.kill()
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGKILL)
+
+
+def _status_from_returncode(code: int) -> int:
+    return 128 - code if code < 0 else code
+
+
+def execute(
+    argv: Sequence[str],
+    *,
+    env: dict[str, str] | None = None,
+    cwd: str | None = None,
+    timeout: float | None = None,
+    capture: bool = True,
+    output_bytes: int = 1 << 20,
+    stdin: int | IO[bytes] | None = subprocess.DEVNULL,
+    pass_fds: Sequence[int] = (),
+    status_fd: int | None = None,
+    preexec: Callable[[], None] | None = None,
+    close_after_spawn: Sequence[int] = (),
+) -> Completed:
+    """Run `argv` to completion (or timeout); `status_fd` is the read end of bwrap's
+    --json-status-fd pipe, read alongside the output. `close_after_spawn` are fds only
+    the child needs (the pipe's write end: the read end sees EOF when bwrap exits)."""
+    start = time.monotonic()
+    out_buf, err_buf = BoundedBuffer(output_bytes), BoundedBuffer(output_bytes)
+    status_raw = bytearray()
+    proc = subprocess.Popen(
+        list(argv), env=env, cwd=cwd, stdin=stdin,
+        stdout=subprocess.PIPE if capture else None,
+        stderr=subprocess.PIPE if capture else None,
+        pass_fds=tuple(pass_fds), start_new_session=True,
+        preexec_fn=preexec,  # no threads here; rlimits must be set in the child
+    )
+    for fd in close_after_spawn:
+        os.close(fd)
+    sel = selectors.DefaultSelector()
+    sinks: dict[int, Callable[[bytes], None]] = {}
+    for stream, sink in ((proc.stdout, out_buf.add), (proc.stderr, err_buf.add)):
+        if stream is not None:
+            os.set_blocking(stream.fileno(), False)
+            sel.register(stream.fileno(), selectors.EVENT_READ)
+            sinks[stream.fileno()] = sink
+    if status_fd is not None:
+        sel.register(status_fd, selectors.EVENT_READ)
+        sinks[status_fd] = status_raw.extend
+
+    deadline = start + timeout if timeout is not None else None
+    timed_out = False
+    exited_at: float | None = None
+    try:
+        while sinks:
+            now = time.monotonic()
+            if exited_at is None and proc.poll() is not None:
+                exited_at = now
+                kill_tree(proc.pid)  # nothing outlives the command
+            if exited_at is not None and now - exited_at > _DRAIN_AFTER_EXIT:
+                break
+            if deadline is not None and now >= deadline and exited_at is None:
+                timed_out = True
+                kill_tree(proc.pid)
+                proc.wait()
+                exited_at = time.monotonic()
+                continue
+            wait = 0.05 if exited_at is None else _DRAIN_AFTER_EXIT
+            if deadline is not None and exited_at is None:
+                wait = max(0.0, min(wait, deadline - now))
+            for key, _ in sel.select(wait):
+                fd = int(key.fd)
+                try:
+                    data = os.read(fd, _CHUNK)
+                except BlockingIOError:
+                    continue
+                if data:
+                    sinks[fd](data)
+                else:
+                    sel.unregister(fd)
+                    del sinks[fd]
+        if deadline is not None and not timed_out:
+            remaining = max(0.0, deadline - time.monotonic())
+            try:
+                proc.wait(timeout=remaining)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+        if timed_out:
+            kill_tree(proc.pid)
+        proc.wait()
+    finally:
+        sel.close()
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+        if proc.poll() is None:
+            kill_tree(proc.pid)
+            proc.wait()
+
+    status = tuple(_json_documents(bytes(status_raw)))
+    return Completed(
+        exit_code=EXIT_TIMEOUT if timed_out else _status_from_returncode(proc.returncode),
+        stdout=out_buf.value(),
+        stderr=err_buf.value(),
+        truncated=out_buf.truncated or err_buf.truncated,
+        timed_out=timed_out,
+        duration_ms=int((time.monotonic() - start) * 1000),
+        status=status,
+    )
+
+
+def _json_documents(raw: bytes) -> list[dict[str, object]]:
+    """bwrap writes one JSON object per line."""
+    docs = []
+    for line in raw.decode(errors="replace").splitlines():
+        with contextlib.suppress(ValueError):
+            value = json.loads(line)
+            if isinstance(value, dict):
+                docs.append(value)
+    return docs

@@ -1,0 +1,100 @@
+"""Run one command confined (bwrap + seccomp) or, when the user chose it, unconfined.
+
+Fail closed: when confinement cannot be set up the command does not run and
+`SetupError` (exit 125) names the cause and the fix.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import sys
+from collections.abc import Callable, Sequence
+from subprocess import DEVNULL
+from typing import IO
+
+from swifty_sandbox.policy import SwiftyError
+from swifty_sandbox.policy.messages import t
+
+from .executor import Completed, execute
+from .spec import Limits, SandboxSpec, scrub_env
+
+EXIT_SETUP = 125
+
+
+class SetupError(SwiftyError):
+    """Confinement could not be set up; the command did not run."""
+
+    code = "sandbox-setup"
+    exit_code = EXIT_SETUP
+
+
+def shell_argv(command: str) -> list[str]:
+    shell = "/bin/bash" if os.path.exists("/bin/bash") else "/bin/sh"
+    return [shell, "-c", command]
+
+
+def _rlimits(limits: Limits) -> Callable[[], None] | None:
+    pairs = []
+    if limits.memory_bytes is not None:
+        pairs.append((resource.RLIMIT_AS, limits.memory_bytes))
+    if limits.processes is not None:
+        pairs.append((resource.RLIMIT_NPROC, limits.processes))
+    if not pairs:
+        return None
+
+    def apply() -> None:
+        for which, value in pairs:
+            resource.setrlimit(which, (value, value))
+
+    return apply
+
+
+def run_confined(spec: SandboxSpec, command: Sequence[str], *,
+                 capture: bool = True, stdin: int | IO[bytes] | None = DEVNULL,
+                 environ: dict[str, str] | None = None) -> Completed:
+    if not sys.platform.startswith("linux"):
+        raise SetupError(t("setup.unsupported", platform=sys.platform))
+    from .linux.bwrap import bwrap_argv
+    from .linux.seccomp import SeccompUnavailable, export
+    from .probe import find_bwrap
+
+    bwrap = find_bwrap()
+    if bwrap is None:
+        raise SetupError(t("setup.no_bwrap"))
+    try:
+        bpf = export(spec.seccomp)
+    except (SeccompUnavailable, OSError) as e:
+        raise SetupError(t("setup.no_seccomp", error=e)) from e
+
+    seccomp_fd = os.memfd_create("swifty-seccomp", 0)
+    status_read, status_write = os.pipe()
+    try:
+        os.write(seccomp_fd, bpf)
+        os.lseek(seccomp_fd, 0, os.SEEK_SET)
+        argv = bwrap_argv(spec, command, bwrap=bwrap.path, seccomp_fd=seccomp_fd,
+                          status_fd=status_write)
+        env = scrub_env(dict(os.environ if environ is None else environ), spec)
+        result = execute(
+            argv, env=env, timeout=spec.limits.timeout, capture=capture,
+            output_bytes=spec.limits.output_bytes,
+            stdin=stdin, pass_fds=(seccomp_fd, status_write), status_fd=status_read,
+            preexec=_rlimits(spec.limits), close_after_spawn=(status_write,))
+        status_write = -1  # closed by execute() once bwrap has it
+    finally:
+        for fd in (seccomp_fd, status_read, status_write):
+            if fd >= 0:
+                os.close(fd)
+    if not result.timed_out and not any("child-pid" in doc for doc in result.status):
+        # bwrap never started the command: it could not build the sandbox.
+        error = result.stderr.decode(errors="replace").strip() or f"exit {result.exit_code}"
+        raise SetupError(t("setup.bwrap_failed", error=error))
+    return result
+
+
+def run_unconfined(command: Sequence[str], *, cwd: str, limits: Limits,
+                   capture: bool = True, stdin: int | IO[bytes] | None = DEVNULL
+                   ) -> Completed:
+    """The user's explicit `--sandbox off`: the command runs as it is."""
+    return execute(command, cwd=cwd, timeout=limits.timeout, capture=capture,
+                   output_bytes=limits.output_bytes, stdin=stdin, preexec=_rlimits(limits))

@@ -1,0 +1,1 @@
+"""Linux backend: bubblewrap + seccomp."""

@@ -1,0 +1,66 @@
+"""`SandboxSpec → bwrap argv`. Pure: it returns the list, the executor runs it.
+
+Mount order matters — a later mount wins over an earlier one on the same path — so
+the argv is built in these steps, and no step may move:
+  1. The whole file system read-only (`--ro-bind / /`), or only the read roots (strict).
+  2. A fresh /dev and a /proc of the new PID namespace (host processes are invisible).
+  3. Temp dirs: shared with the host (bound read-write) or private (empty tmpfs).
+  4. Writable roots, read-write.
+  5. Pins: each ancestor of a read-only path inside a writable root is bound onto
+     itself, so it is a mount point and cannot be renamed or removed (EBUSY) — this is
+     what stops "replace `.git` by renaming it" and "mv .swifty away".
+  6. Read-only paths inside writable roots (protected paths, write-deny rules), and
+     empty read-only directories where a protected directory is missing.
+  7. Unreadable paths last, so nothing above can uncover them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..spec import SandboxSpec
+
+
+def bwrap_argv(spec: SandboxSpec, command: Sequence[str], *, bwrap: str = "bwrap",
+               seccomp_fd: int | None = None, status_fd: int | None = None) -> list[str]:
+    argv = [bwrap]
+    # Namespaces and process hygiene. --unshare-user always, also for root: root outside
+    # must not mean capabilities inside.
+    argv += ["--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc",
+             "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--new-session",
+             "--cap-drop", "ALL"]
+    if not spec.nested_namespaces:
+        argv.append("--disable-userns")
+    # 1.
+    if spec.read_roots is None:
+        argv += ["--ro-bind", "/", "/"]
+    else:
+        for root in spec.read_roots:
+            argv += ["--ro-bind", root, root]
+    # 2.
+    argv += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/dev/shm"]
+    # 3. and 4.
+    for path in spec.private_dirs:
+        argv += ["--tmpfs", path]
+    for path in spec.writable:
+        argv += ["--bind", path, path]
+    # 5.
+    for path in spec.pinned:
+        argv += ["--bind", path, path]
+    # 6.
+    for path in spec.read_only:
+        argv += ["--ro-bind", path, path]
+    for path in spec.guard_dirs:
+        argv += ["--perms", "0555", "--tmpfs", path, "--remount-ro", path]
+    # 7.
+    for path in spec.unreadable_dirs:
+        argv += ["--perms", "0000", "--tmpfs", path, "--remount-ro", path]
+    for path in spec.unreadable_files:
+        argv += ["--ro-bind", "/dev/null", path]
+    argv += ["--chdir", spec.cwd]
+    if seccomp_fd is not None:
+        argv += ["--seccomp", str(seccomp_fd)]
+    if status_fd is not None:
+        argv += ["--json-status-fd", str(status_fd)]
+    argv += ["--", *command]
+    return argv
