@@ -165,7 +165,8 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "Install libseccomp (`sudo apt-get install libseccomp2`); `swifty-sandbox doctor` "
         "explains. The command did not run.",
         "无法限制该命令：无法构建 seccomp 过滤器（{error}）。请安装 libseccomp"
-        "（`sudo apt-get install libseccomp2`）；运行 `swifty-sandbox doctor` 查看详情。命令未运行。",
+        "（`sudo apt-get install libseccomp2`）；"
+        "运行 `swifty-sandbox doctor` 查看详情。命令未运行。",
     ),
     "setup.bwrap_failed": (
         "cannot confine the command: bubblewrap could not create the sandbox ({error}). "
@@ -173,13 +174,15 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "or `sysctl kernel.apparmor_restrict_unprivileged_userns=0`; containers: allow "
         "unshare/user namespaces). `swifty-sandbox doctor` explains. The command did not run.",
         "无法限制该命令：bubblewrap 无法创建沙箱（{error}）。此处可能禁用了用户命名空间"
-        "（Ubuntu 24.04+：为 bwrap 配置 AppArmor 或 `sysctl kernel.apparmor_restrict_unprivileged_userns=0`；"
+        "（Ubuntu 24.04+：为 bwrap 配置 AppArmor 或 "
+        "`sysctl kernel.apparmor_restrict_unprivileged_userns=0`；"
         "容器：允许 unshare/用户命名空间）。运行 `swifty-sandbox doctor` 查看详情。命令未运行。",
     ),
     "setup.unsupported": (
         "cannot confine the command: no sandbox backend for {platform}. Use "
         "`--sandbox off` to run it unconfined, knowingly. The command did not run.",
-        "无法限制该命令：{platform} 上没有沙箱后端。如确需不受限运行，请使用 `--sandbox off`。命令未运行。",
+        "无法限制该命令：{platform} 上没有沙箱后端。"
+        "如确需不受限运行，请使用 `--sandbox off`。命令未运行。",
     ),
     "run.unconfined": (
         "WARNING: running UNCONFINED (sandbox off): no file-system, network or process "

@@ -20,12 +20,12 @@ ALLOWED = {
 def project_imports(path: Path, package: str) -> set[str]:
     """The swifty_sandbox subpackages a module imports (absolute or relative)."""
     found: set[str] = set()
+    parents = list(path.relative_to(ROOT).parent.parts)  # e.g. ["sandbox", "linux"]
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.ImportFrom):
-            if node.level == 1:
-                found.add(package)
-            elif node.level > 1:
-                found.add("<beyond the package>")
+            if node.level:
+                base = parents[:len(parents) - (node.level - 1)]
+                found.add(base[0] if base else "<beyond the package>")
             elif node.module and node.module.startswith("swifty_sandbox"):
                 parts = node.module.split(".")
                 names = [parts[1]] if len(parts) > 1 else [a.name for a in node.names]
