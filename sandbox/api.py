@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import enum
 import os
-import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +27,7 @@ from swifty_sandbox.policy import (
 )
 from swifty_sandbox.policy.messages import t
 
-from .executor import EXIT_TIMEOUT, Completed
+from .executor import DEVNULL, EXIT_TIMEOUT, Completed
 from .launch import EXIT_SETUP, SetupError, run_confined, run_unconfined, shell_argv
 from .spec import Limits, SandboxSpec, compile_spec
 
@@ -156,7 +155,7 @@ class Sandbox:
         timeout: float | None = None,
         cwd: str | Path | None = None,
         capture: bool = True,
-        stdin: int | IO[bytes] | None = subprocess.DEVNULL,
+        stdin: int | IO[bytes] | None = DEVNULL,
         output_bytes: int = 1 << 20,
         memory_bytes: int | None = None,
         processes: int | None = None,

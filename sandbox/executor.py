@@ -22,6 +22,7 @@ from typing import IO
 import psutil
 
 EXIT_TIMEOUT = 124
+DEVNULL = subprocess.DEVNULL
 _DRAIN_AFTER_EXIT = 1.0  # seconds to read what is left in the pipes after the exit
 _CHUNK = 65536
 

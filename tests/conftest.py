@@ -7,6 +7,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -81,7 +82,7 @@ def layers(project: Path, home: Path) -> Callable[..., Path]:
 
 @pytest.fixture
 def box_for(project: Path, home: Path) -> Iterator[Callable[..., Sandbox]]:
-    def make(**kwargs: str) -> Sandbox:
+    def make(**kwargs: Any) -> Sandbox:
         return Sandbox(project, home=home, **kwargs)
 
     yield make

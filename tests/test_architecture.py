@@ -53,3 +53,18 @@ def test_policy_spawns_nothing() -> None:
         names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         names |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
         assert "subprocess" not in names, module
+
+
+def test_only_the_executor_spawns_processes() -> None:
+    """Builders return argv and profiles; one module runs them (STYLE: build, then
+    execute — in different places)."""
+    spawners = []
+    for module in sorted(ROOT.glob("*/**/*.py")):
+        if module.parts[len(ROOT.parts)] not in ALLOWED:
+            continue
+        tree = ast.parse(module.read_text())
+        names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        names |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        if "subprocess" in names:
+            spawners.append(str(module.relative_to(ROOT)))
+    assert spawners == ["sandbox/executor.py"]

@@ -1,0 +1,119 @@
+"""Confinement that breaks everyday work is a bug too: these must work confined."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from swifty_sandbox import Sandbox
+from swifty_sandbox.sandbox import RunResult
+
+from .conftest import as_argv
+
+Runner = Callable[..., RunResult]
+
+
+def ok(result: RunResult) -> RunResult:
+    assert result.exit_code == 0, result
+    return result
+
+
+def test_git_init_commit_and_log(confined: Runner, project: Path) -> None:
+    shutil.rmtree(project / ".git")
+    ok(confined("git init -q && git config user.email a@b.c && git config user.name A"))
+    (project / "a.txt").write_text("hello\n")
+    ok(confined("git add a.txt && git commit -qm first && echo more >> a.txt && "
+                "git commit -qam second"))
+    log = ok(confined("git log --oneline | wc -l")).stdout.strip()
+    assert log == "2"
+    assert (project / ".git" / "config").read_text().count("[user]") == 1
+
+
+def test_git_commit_in_a_repo_with_protected_config(confined: Runner, project: Path) -> None:
+    shutil.rmtree(project / ".git")
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    subprocess.run(["git", "-C", str(project), "config", "user.email", "a@b.c"], check=True)
+    subprocess.run(["git", "-C", str(project), "config", "user.name", "A"], check=True)
+    (project / "f").write_text("x\n")
+    ok(confined("git add f && git commit -qm init && git status --short && git branch x && "
+                "git checkout -q x && git stash list"))
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler on this machine")
+def test_compile_and_run_c(confined: Runner, project: Path) -> None:
+    (project / "hello.c").write_text(
+        '#include <stdio.h>\nint main(void){puts("compiled");return 0;}\n')
+    assert ok(confined("cc -O2 -o hello hello.c && ./hello")).stdout == "compiled\n"
+
+
+def test_test_server_on_loopback_inside(confined: Runner) -> None:
+    code = (
+        "import http.server, threading, urllib.request\n"
+        "srv = http.server.HTTPServer(('127.0.0.1', 0), http.server.SimpleHTTPRequestHandler)\n"
+        "threading.Thread(target=srv.serve_forever, daemon=True).start()\n"
+        "url = f'http://127.0.0.1:{srv.server_port}/'\n"
+        "print(urllib.request.urlopen(url, timeout=5).status)\n"
+        "srv.shutdown()\n")
+    assert ok(confined([sys.executable, "-c", code])).stdout.strip() == "200"
+
+
+def test_tmp_round_trip_with_the_host(confined: Runner) -> None:
+    name = Path("/tmp") / f"swifty-{uuid.uuid4().hex}"
+    try:
+        ok(confined(f"echo from-sandbox > {name}"))
+        assert name.read_text() == "from-sandbox\n"
+        name.write_text("from-host\n")
+        assert ok(confined(f"cat {name}")).stdout == "from-host\n"
+    finally:
+        name.unlink(missing_ok=True)
+
+
+def test_python_multiprocessing(confined: Runner, project: Path) -> None:
+    """fork and spawn pools, queues and locks (POSIX semaphores in /dev/shm). The
+    forkserver method needs an AF_UNIX socket, which the default profile refuses."""
+    (project / "pool.py").write_text(
+        "import multiprocessing as mp\n"
+        "def sq(x): return x * x\n"
+        "if __name__ == '__main__':\n"
+        "    for method in ('fork', 'spawn'):\n"
+        "        with mp.get_context(method).Pool(2) as pool:\n"
+        "            print(method, sum(pool.map(sq, range(10))))\n"
+        "    q = mp.Queue(); q.put('queued'); print(q.get())\n"
+        "    with mp.Lock(): print('locked')\n")
+    out = ok(confined([sys.executable, "pool.py"], timeout=60)).stdout.split("\n")
+    assert out[:4] == ["fork 285", "spawn 285", "queued", "locked"]
+
+
+def test_plan_mode_makes_the_project_read_only(project: Path, home: Path) -> None:
+    box = Sandbox(project, home=home, mode="plan")
+    result = box.run(as_argv("ls > listing.txt; cat .git/HEAD 2>/dev/null; echo read-ok"))
+    assert "read-ok" in result.stdout
+    assert not (project / "listing.txt").exists()
+    assert "Read-only file system" in result.stderr
+
+
+def test_strict_profile_private_tmp_and_limited_reads(project: Path, home: Path) -> None:
+    (home / ".swifty").mkdir()
+    (home / ".swifty" / "config.yaml").write_text("sandbox: {profile: strict}\n")
+    (home / "notes.txt").write_text("private notes\n")
+    marker = Path("/tmp") / f"swifty-strict-{uuid.uuid4().hex}"
+    box = Sandbox(project, home=home)
+    result = box.run(as_argv(f"echo x > {marker}; cat {marker}; cat ~/notes.txt; "
+                             "ls /usr/bin/env"))
+    assert result.exit_code != 125, result.stderr
+    assert "x\n" in result.stdout and "/usr/bin/env" in result.stdout
+    assert not marker.exists()  # the command's /tmp was its own
+    assert "private notes" not in result.stdout
+
+
+def test_argv_with_shell_metacharacters_is_data(confined: Runner, project: Path) -> None:
+    result = ok(confined(["printf", "%s\\n", "$(touch pwned)", "; rm -rf ~", "`id`"]))
+    assert result.stdout == "$(touch pwned)\n; rm -rf ~\n`id`\n"
+    assert not (project / "pwned").exists()

@@ -1,0 +1,140 @@
+"""No network: listeners on the host must receive nothing; host sockets unreachable."""
+
+from __future__ import annotations
+
+import socket
+import sys
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from swifty_sandbox.sandbox import RunResult
+
+Attack = Callable[..., RunResult]
+Address = str | tuple[str, int]
+
+
+class Listener:
+    """A host-side server that records whatever reaches it."""
+
+    def __init__(self, sock: socket.socket, stream: bool) -> None:
+        self.sock = sock
+        self.received: list[bytes] = []
+        self.stream = stream
+        self.sock.settimeout(0.2)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                if self.stream:
+                    conn, _ = self.sock.accept()
+                    with conn:
+                        conn.settimeout(1)
+                        self.received.append(conn.recv(100) or b"<connected>")
+                else:
+                    self.received.append(self.sock.recv(100))
+            except (TimeoutError, OSError):
+                continue
+
+    def got(self) -> bool:
+        return bool(self.received)
+
+    def reset(self) -> None:
+        self.received.clear()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.sock.close()
+
+
+@pytest.fixture
+def listen() -> Iterator[Callable[[socket.AddressFamily, socket.SocketKind, Address],
+                                  Listener]]:
+    made: list[Listener] = []
+
+    def make(family: socket.AddressFamily, kind: socket.SocketKind,
+             address: Address) -> Listener:
+        sock = socket.socket(family, kind)
+        sock.bind(address)
+        if kind is socket.SOCK_STREAM:
+            sock.listen()
+        listener = Listener(sock, kind is socket.SOCK_STREAM)
+        made.append(listener)
+        return listener
+
+    yield make
+    for listener in made:
+        listener.close()
+
+
+def client(family: str, kind: str, address: str) -> list[str]:
+    code = (f"import socket; s=socket.socket(socket.{family}, socket.{kind}); "
+            f"s.settimeout(2); s.connect({address}); s.send(b'secret')")
+    return [sys.executable, "-c", code]
+
+
+@pytest.mark.parametrize(("family", "host"), [(socket.AF_INET, "127.0.0.1"),
+                                              (socket.AF_INET6, "::1")])
+def test_tcp_to_host_loopback(attack: Attack, listen: Callable[..., Listener],
+                              family: socket.AddressFamily, host: str) -> None:
+    server = listen(family, socket.SOCK_STREAM, (host, 0))
+    port = server.sock.getsockname()[1]
+    attack(client(family.name, "SOCK_STREAM", repr((host, port))),
+           lambda: _settled(server), server.reset)
+
+
+def test_udp_to_host_loopback(attack: Attack, listen: Callable[..., Listener]) -> None:
+    server = listen(socket.AF_INET, socket.SOCK_DGRAM, ("127.0.0.1", 0))
+    port = server.sock.getsockname()[1]
+    attack(client("AF_INET", "SOCK_DGRAM", repr(("127.0.0.1", port))),
+           lambda: _settled(server), server.reset)
+
+
+def test_host_unix_socket_by_path(attack: Attack, listen: Callable[..., Listener],
+                                  home: Path) -> None:
+    path = str(home / "agent.sock")  # like ssh-agent's or docker.sock
+    server = listen(socket.AF_UNIX, socket.SOCK_STREAM, path)
+    attack(client("AF_UNIX", "SOCK_STREAM", repr(path)), lambda: _settled(server),
+           server.reset)
+
+
+def test_host_abstract_unix_socket(attack: Attack, listen: Callable[..., Listener]) -> None:
+    name = "\0swifty-test-" + uuid.uuid4().hex
+    server = listen(socket.AF_UNIX, socket.SOCK_STREAM, name)
+    attack(client("AF_UNIX", "SOCK_STREAM", repr(name)), lambda: _settled(server),
+           server.reset)
+
+
+def test_exotic_socket_families_fail(confined: Callable[..., RunResult]) -> None:
+    code = ("import socket,errno\nfor f in (17, 40, 31, 1):\n"
+            "  try: socket.socket(f, socket.SOCK_RAW if f==17 else socket.SOCK_STREAM); "
+            "print(f, 'ok')\n"
+            "  except OSError as e: print(f, errno.errorcode[e.errno])")
+    result = confined([sys.executable, "-c", code])
+    lines = dict(line.split() for line in result.stdout.splitlines())
+    # AF_PACKET, AF_VSOCK, AF_BLUETOOTH and AF_UNIX all fail with EPERM (seccomp).
+    assert lines == {"17": "EPERM", "40": "EPERM", "31": "EPERM", "1": "EPERM"}, result
+
+
+def _settled(listener: Listener) -> bool:
+    """Give the listener thread a moment to record a late packet."""
+    import time
+
+    deadline = time.monotonic() + 0.5
+    while time.monotonic() < deadline and not listener.got():
+        time.sleep(0.02)
+    return listener.got()
+
+
+def test_socketpair_still_works(confined: Callable[..., RunResult]) -> None:
+    code = "import socket; a,b=socket.socketpair(); a.send(b'hi'); print(b.recv(2).decode())"
+    assert confined([sys.executable, "-c", code]).stdout.strip() == "hi"
+
+
