@@ -61,6 +61,7 @@ class Policy:
     profile: Profile
     layers: tuple[RuleFile, ...]  # highest priority first: local, project, user
     protected: tuple[PathPattern, ...]
+    deny_read: tuple[PathPattern, ...]  # the profile's and settings' unreadable paths
     roots: tuple[str, ...]  # the path sandbox: project, temp dirs, writable roots
 
 
@@ -81,12 +82,14 @@ def load_policy(project: Path, home: Path | None = None) -> Policy:
     profile = load_profile(settings.profile, project)
     layers = load_rule_layers(project, home)
     # Profile entries first, mandatory ones last: no earlier entry can shadow them.
-    protected = tuple(
-        PathPattern(p, anchor_path_pattern(p, project, home))
-        for p in (*profile.protected, *mandatory_protected())
-    )
+    def compiled(patterns: tuple[str, ...]) -> tuple[PathPattern, ...]:
+        return tuple(PathPattern(p, anchor_path_pattern(p, project, home)) for p in patterns)
+
+    protected = compiled((*profile.protected, *mandatory_protected()))
+    deny_read = compiled((*profile.deny_read, *settings.deny_read))
     roots = dict.fromkeys(str(p) for p in (project, *temp_dirs(), *settings.writable))
-    return Policy(project, home, settings, profile, layers, protected, tuple(roots))
+    return Policy(project, home, settings, profile, layers, protected, deny_read,
+                  tuple(roots))
 
 
 # -- the decision ----------------------------------------------------------------------
@@ -102,14 +105,15 @@ def decide(
     category = request.tool.category
 
     # 1. Dangerous-command blacklist: arrives with the shell analysis.
-    # 2. Protected paths.
+    # 2. Protected paths (writes), and the paths the sandbox makes unreadable (reads):
+    #    the agent's file tools see what its commands see.
     paths: tuple[str, ...] = ()
     if request.tool is not Tool.BASH:
         paths = candidate_paths(policy, request.path or "")
-        if category is Category.WRITE:
-            hit = _protected_hit(policy, paths)
-            if hit is not None:
-                return hit
+        hit = _protected_hit(policy, paths) if category is Category.WRITE \
+            else _unreadable_hit(policy, paths)
+        if hit is not None:
+            return hit
 
     # 3. Rules.
     if request.tool is Tool.BASH:
@@ -166,6 +170,15 @@ def _protected_hit(policy: Policy, paths: tuple[str, ...]) -> Decision | None:
                     else t("word.profile_protected")
                 return Decision(D, t("decision.protected", path=path, what=what),
                                 Layer.PROTECTED, category="protected-path")
+    return None
+
+
+def _unreadable_hit(policy: Policy, paths: tuple[str, ...]) -> Decision | None:
+    for path in paths:
+        for pattern in policy.deny_read:
+            if pattern.matches(path):
+                return Decision(D, t("decision.unreadable", path=path, pattern=pattern.text),
+                                Layer.PROTECTED, category="deny-read")
     return None
 
 

@@ -109,6 +109,11 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "repository hooks. Ask the user to change it.",
         "已拒绝：{path} 受保护（{what}）；代理不能修改自己的策略或仓库钩子。请让用户修改。",
     ),
+    "decision.unreadable": (
+        "Denied: {path} holds secrets (`{pattern}` in the sandbox profile's denyRead); "
+        "it is unreadable to the agent and its commands.",
+        "已拒绝：{path} 含有机密（沙箱配置 denyRead 中的 `{pattern}`）；代理及其命令均不可读取。",
+    ),
     "decision.path_outside": (
         "Needs approval: {path} is outside the project, the temp dirs and the configured "
         "writable roots.",

@@ -58,6 +58,10 @@ def expand(patterns: Iterable[PathPattern], roots: Iterable[str]) -> Expansion:
             names.append(pattern.regex)
             continue
         prefix, whole = _fixed_prefix(pattern.anchored)
+        # `dir/**` names everything below dir, files not yet created included: the
+        # directory itself is what must be mounted.
+        parts = pattern.anchored.strip("/").split("/")
+        whole = whole or (parts[-1] == "**" and prefix.count("/") == len(parts) - 1)
         if whole:
             if os.path.lexists(prefix):
                 literal[prefix] = None

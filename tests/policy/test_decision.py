@@ -218,3 +218,19 @@ def test_decision_json_shape(layers: Layers, box_for: Box, project: Path) -> Non
                  "text": "Bash(git push --force*)"},
     }
     assert f"{project}/.swifty/permissions.yaml:1" in decision.reason
+
+
+@pytest.mark.parametrize("path", ["~/.ssh/id_ed25519", "~/.aws/credentials", "~/.netrc"])
+def test_profile_deny_read_applies_to_read_file(layers: Layers, box_for: Box,
+                                                path: str) -> None:
+    layers(local=[("ReadFile(*)", "allow")])
+    decision = box_for(mode="bypassPermissions").check(Request.file(Tool.READ_FILE, path))
+    assert (decision.effect, decision.layer, decision.category) == (
+        Effect.DENY, Layer.PROTECTED, "deny-read")
+
+
+def test_settings_deny_read_applies_to_read_file(box_for: Box, home: Path) -> None:
+    (home / ".swifty").mkdir()
+    (home / ".swifty" / "config.yaml").write_text("sandbox: {denyRead: [~/private]}\n")
+    decision = box_for().check(Request.file(Tool.READ_FILE, "~/private/diary.txt"))
+    assert decision.category == "deny-read"

@@ -65,8 +65,8 @@ def test_tilde_expansion(box_for: Box, home: Path, layers: Layers) -> None:
     decision = box.check(write("~/notes.txt"))
     assert decision.layer is Layer.PATH
     assert str(home / "notes.txt") in decision.reason
-    layers(user=[("ReadFile(~/.ssh/**)", "deny")])
-    denied = box_for().check(read("~/.ssh/id_ed25519"))
+    layers(user=[("ReadFile(~/vault/**)", "deny")])
+    denied = box_for().check(read("~/vault/id_ed25519"))
     assert (denied.effect, denied.layer) == (Effect.DENY, Layer.RULE)
 
 

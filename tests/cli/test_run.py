@@ -1,0 +1,95 @@
+"""`swifty-sandbox run`, `compile` and `doctor` on this machine (real bwrap)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from swifty_sandbox.cli.main import main
+
+pytestmark = pytest.mark.bwrap
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_run_json(project: Path) -> None:
+    code, out, _ = invoke("run", "--project", str(project), "--json", "-c",
+                          "echo out; echo err >&2; exit 3")
+    assert code == 3
+    data = json.loads(out)
+    assert {k: data[k] for k in ("exit_code", "stdout", "stderr", "truncated", "timed_out",
+                                 "is_error")} == {
+        "exit_code": 3, "stdout": "out\n", "stderr": "err\n", "truncated": False,
+        "timed_out": False, "is_error": False}
+    assert data["decision"]["layer"] == "sandbox" and data["duration_ms"] >= 0
+
+
+def test_run_denied_is_126_with_the_reason(project: Path) -> None:
+    (project / ".swifty").mkdir()
+    (project / ".swifty" / "permissions.yaml").write_text(
+        "- rule: Bash(git push *)\n  effect: deny\n")
+    code, out, _ = invoke("run", "--project", str(project), "--json", "--",
+                          "git", "push", "origin")
+    data = json.loads(out)
+    assert code == 126 and data["exit_code"] == 126 and data["is_error"]
+    assert "Bash(git push *)" in data["stderr"]
+    assert data["decision"]["rule"]["line"] == 1
+
+
+def test_run_ask_without_a_person_is_denied(project: Path) -> None:
+    code, _, err = invoke("run", "--project", str(project), "--sandbox", "manual", "--",
+                          "true")
+    assert code == 126
+    assert "non-interactive" in err
+
+
+def test_run_timeout_is_124(project: Path) -> None:
+    code, out, _ = invoke("run", "--project", str(project), "--json", "--timeout", "0.5",
+                          "--", "sleep", "20")
+    assert code == 124 and json.loads(out)["timed_out"]
+
+
+def test_run_streams_to_the_terminal_in_text_mode(project: Path) -> None:
+    script = Path(sys.executable).with_name("swifty-sandbox")
+    result = subprocess.run([str(script), "run", "--", "sh", "-c", "echo streamed; exit 4"],
+                            cwd=project, capture_output=True, text=True, check=False,
+                            env={**os.environ, "HOME": str(project.parent)})
+    assert result.returncode == 4
+    assert result.stdout == "streamed\n"
+
+
+def test_run_needs_exactly_one_command(project: Path) -> None:
+    assert invoke("run", "--project", str(project))[0] == 2
+    assert invoke("run", "--project", str(project), "-c", "ls", "--", "ls")[0] == 2
+
+
+def test_compile_bwrap_and_seccomp(project: Path) -> None:
+    code, out, _ = invoke("compile", "--target", "bwrap", "--project", str(project))
+    assert code == 0
+    assert out.startswith("bwrap --unshare-user") and "--unshare-net" in out
+    assert f"--bind {project} {project}" in out
+    _, plan, _ = invoke("compile", "--target", "bwrap", "--project", str(project),
+                        "--mode", "plan")
+    assert f"--bind {project} {project}" not in plan
+    code, pfc, _ = invoke("compile", "--target", "seccomp-pfc", "--project", str(project))
+    assert code == 0 and 'filter for syscall "ptrace"' in pfc
+    result = CliRunner().invoke(main, ["compile", "--target", "seccomp-bpf", "--project",
+                                       str(project)])
+    assert result.exit_code == 0 and len(result.stdout_bytes) % 8 == 0
+
+
+def test_doctor_on_this_machine() -> None:
+    code, out, _ = invoke("doctor", "--json")
+    report = json.loads(out)
+    assert code == 0 and report["ok"]
+    assert [c["name"] for c in report["checks"]] == ["platform", "user", "bubblewrap",
+                                                     "namespaces", "seccomp"]

@@ -1,0 +1,118 @@
+"""The policy compiler on real trees: which paths end up writable, read-only, hidden."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from swifty_sandbox import Mode, Sandbox
+from swifty_sandbox.sandbox.spec import Limits, compile_spec, scrub_env
+
+
+def rules(project: Path, text: str) -> None:
+    (project / ".swifty").mkdir(exist_ok=True)
+    (project / ".swifty" / "permissions.yaml").write_text(text)
+
+
+def test_default_spec(project: Path, home: Path) -> None:
+    (project / ".git" / "hooks").mkdir()
+    (project / ".git" / "config").write_text("[core]\n")
+    (home / ".ssh").mkdir()
+    (home / ".netrc").write_text("machine x\n")
+    spec = Sandbox(project, home=home).spec()
+    assert spec.writable[0] == str(project) and "/tmp" in spec.writable
+    assert set(spec.read_only) == {str(project / ".git" / "hooks"),
+                                   str(project / ".git" / "config")}
+    assert spec.pinned == (str(project / ".git"),)
+    assert spec.guard_dirs == (str(project / ".swifty"),)  # missing: guarded empty
+    assert spec.unreadable_dirs == (str(home / ".ssh"),)
+    assert spec.unreadable_files == (str(home / ".netrc"),)
+    assert spec.read_roots is None and not spec.nested_namespaces
+
+
+def test_plan_mode_has_no_writable_project(project: Path, home: Path) -> None:
+    spec = Sandbox(project, home=home, mode="plan").spec()
+    assert str(project) not in spec.writable
+    assert spec.guard_dirs == ()
+
+
+def test_rules_become_mounts(project: Path, home: Path) -> None:
+    rules(project, "- rule: ReadFile(*.env*)\n  effect: deny\n"
+                   "- rule: ReadFile(~/.config/**/token)\n  effect: deny\n"
+                   "- rule: WriteFile(migrations/**)\n  effect: deny\n"
+                   "- rule: EditFile(*.lock)\n  effect: deny\n")
+    (project / "a" / "b").mkdir(parents=True)
+    (project / "a" / "b" / ".env.local").write_text("x")
+    (project / "migrations").mkdir()
+    (project / "poetry.lock").write_text("x")
+    (home / ".config" / "tool" / "deep").mkdir(parents=True)
+    (home / ".config" / "tool" / "deep" / "token").write_text("x")
+    spec = Sandbox(project, home=home).spec()
+    assert str(project / "a" / "b" / ".env.local") in spec.unreadable_files
+    assert str(home / ".config" / "tool" / "deep" / "token") in spec.unreadable_files
+    assert {str(project / "migrations"), str(project / "poetry.lock")} <= set(spec.read_only)
+
+
+def test_write_everything_denied_makes_the_project_read_only(project: Path,
+                                                             home: Path) -> None:
+    rules(project, "- rule: WriteFile\n  effect: deny\n")
+    assert str(project) not in Sandbox(project, home=home).spec().writable
+
+
+def test_symlinked_secret_is_hidden_where_it_leads(project: Path, home: Path) -> None:
+    rules(project, "- rule: ReadFile(*.pem)\n  effect: deny\n")
+    (home / "real.key").write_text("k")
+    (project / "cert.pem").symlink_to(home / "real.key")
+    (project / "dangling.pem").symlink_to(home / "nowhere")
+    spec = Sandbox(project, home=home).spec()
+    assert spec.unreadable_files == (str(home / "real.key"),)
+
+
+def test_nested_repositories_are_protected(project: Path, home: Path) -> None:
+    nested = project / "vendor" / "lib" / ".git"
+    (nested / "hooks").mkdir(parents=True)
+    (nested / "config").write_text("")
+    spec = Sandbox(project, home=home).spec()
+    assert {str(nested / "hooks"), str(nested / "config")} <= set(spec.read_only)
+    assert {str(nested), str(project / "vendor" / "lib"),
+            str(project / "vendor")} <= set(spec.pinned)
+
+
+def test_strict_profile(project: Path, home: Path) -> None:
+    (home / ".swifty").mkdir()
+    (home / ".swifty" / "config.yaml").write_text("sandbox: {profile: strict}\n")
+    spec = Sandbox(project, home=home).spec()
+    assert spec.read_roots is not None and "/usr" in spec.read_roots
+    assert str(project) in spec.read_roots
+    assert spec.private_dirs and "/tmp" not in spec.writable
+
+
+def test_scrub_env() -> None:
+    from swifty_sandbox.policy.loader import SeccompProfile
+    from swifty_sandbox.sandbox.spec import SandboxSpec
+
+    spec = SandboxSpec("/p", "/p", None, (), (), (), (), (), (), (),
+                       ("*TOKEN*", "*KEY*", "SSH_AUTH_SOCK"), ("KEYTIMEOUT", "MY_KEY_OK"),
+                       SeccompProfile((), (), False, (), ()), False)
+    env = {"PATH": "/bin", "GITHUB_TOKEN": "x", "aws_secret_key": "x", "KEYTIMEOUT": "1",
+           "MY_KEY_OK": "1", "SSH_AUTH_SOCK": "/s", "HOME": "/h"}
+    assert scrub_env(env, spec) == {"PATH": "/bin", "KEYTIMEOUT": "1", "MY_KEY_OK": "1",
+                                    "HOME": "/h"}
+
+
+@pytest.mark.parametrize("count", [1000])
+def test_expansion_is_fast_on_a_big_tree(project: Path, home: Path, count: int) -> None:
+    rules(project, "- rule: ReadFile(*.env*)\n  effect: deny\n")
+    for i in range(count):
+        d = project / f"d{i % 50}" / f"e{i % 7}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"f{i}.txt").write_text("")
+    (project / "d3" / ".env").write_text("")
+    box = Sandbox(project, home=home)
+    start = time.perf_counter()
+    spec = compile_spec(box.policy, Mode.DEFAULT, None, Limits())
+    elapsed = time.perf_counter() - start
+    assert str(project / "d3" / ".env") in spec.unreadable_files
+    assert elapsed < 1.0  # the benchmark measures it; this only catches a blow-up
