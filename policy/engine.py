@@ -83,7 +83,9 @@ def load_policy(project: Path, home: Path | None = None) -> Policy:
     layers = load_rule_layers(project, home)
     # Profile entries first, mandatory ones last: no earlier entry can shadow them.
     def compiled(patterns: tuple[str, ...]) -> tuple[PathPattern, ...]:
-        return tuple(PathPattern(p, anchor_path_pattern(p, project, home)) for p in patterns)
+        # The profile's and mandatory patterns: trusted data, compiled on first use.
+        return tuple(PathPattern(p, anchor_path_pattern(p, project, home), validate=False)
+                     for p in patterns)
 
     protected = compiled((*profile.protected, *mandatory_protected()))
     deny_read = compiled((*profile.deny_read, *settings.deny_read))

@@ -16,9 +16,11 @@ from __future__ import annotations
 # Patterns in rule syntax; `./` anchors a single name at the project root.
 PROJECT_PROTECTED: tuple[str, ...] = (
     "./.swifty",
-    "**/.git/hooks",
-    "**/.git/config",
-    "**/.git/modules/**/hooks",
+    "./.git/hooks",
+    "./.git/config",
+    "*/**/.git/hooks",  # nested repositories (vendored, submodule work trees)
+    "*/**/.git/config",
+    "**/.git/modules/**/hooks",  # submodules' git dirs
     "**/.git/modules/**/config",
 )
 
@@ -36,6 +38,7 @@ HOME_PROTECTED: tuple[str, ...] = (
     "~/.config/fish",
     "~/.gitconfig",
     "~/.config/git",
+    "~/.cache/swifty-sandbox",  # compiled filters are cached here (sandbox/linux/seccomp.py)
 )
 
 POLICY_PATTERNS: frozenset[str] = frozenset({"./.swifty", "~/.swifty"})

@@ -94,27 +94,63 @@ def anchor_path_pattern(pattern: str, project: Path, home: Path) -> str:
     return escape_glob(str(project)) + "/" + pattern
 
 
+_GLOB_CHAR = re.compile(r"(?<!\\)[*?\[]")
+_ESCAPED = re.compile(r"\\(.)")
+
+
+def literal_path(anchored: str) -> str | None:
+    """The one absolute path an anchored pattern without glob characters names."""
+    if ("/" not in anchored.rstrip("/") or anchored.endswith(("/", "\\"))
+            or _GLOB_CHAR.search(anchored) or anchored.startswith("!")):
+        return None
+    path = _ESCAPED.sub(r"\1", anchored)
+    return path if path.startswith("/") else "/" + path
+
+
 class PathPattern:
     """A gitignore glob over absolute paths.
 
-    Compiled when loaded, so an invalid glob is a load error with file:line:col,
-    never a surprise at match time.
+    A pattern without glob characters (`~/.ssh`, `./.swifty`) is a plain path: it
+    matches itself and everything below it, as gitignore does, without a regex (most
+    profile entries are such). A glob is compiled when loaded if `validate` (user rule
+    files: an invalid glob is a load error with file:line:col); the built-in profiles'
+    and mandatory patterns, checked by the test suite, compile on first use, which
+    keeps pathspec off the start-up path when no candidate path ever needs it.
     """
 
-    __slots__ = ("_regex", "anchored", "text")
+    __slots__ = ("_regex", "anchored", "literal", "tail", "text")
 
-    def __init__(self, text: str, anchored: str) -> None:
+    def __init__(self, text: str, anchored: str, *, validate: bool = True) -> None:
         self.text = text
         self.anchored = anchored
-        self._regex = compile_glob(anchored, text)
+        self.literal = literal_path(anchored)
+        # The literal last segments (`.git/hooks` of `**/.git/hooks`): any path the
+        # glob matches, or lies below a match, contains them — a cheap prefilter.
+        tail: list[str] = []
+        for part in reversed(anchored.rstrip("/").split("/")):
+            if _GLOB_CHAR.search(part) or "\\" in part:
+                break
+            tail.insert(0, part)
+        self.tail = "/" + "/".join(tail) if tail else None
+        self._regex: re.Pattern[str] | None = None
+        if self.literal is None and validate:
+            self._regex = compile_glob(anchored, text)
 
     @property
     def regex(self) -> re.Pattern[str]:
+        if self._regex is None:
+            self._regex = compile_glob(self.anchored, self.text)
         return self._regex
 
     def matches(self, absolute_path: str) -> bool:
+        if self.literal is not None:
+            return absolute_path == self.literal or absolute_path.startswith(
+                self.literal.rstrip("/") + "/")
+        if self.tail is not None and not (absolute_path.endswith(self.tail)
+                                          or self.tail + "/" in absolute_path):
+            return False
         # Patterns are anchored at `/`, so the match runs on the path without it.
-        return self._regex.match(absolute_path.lstrip("/")) is not None
+        return self.regex.match(absolute_path.lstrip("/")) is not None
 
 
 def compile_glob(anchored: str, shown: str) -> re.Pattern[str]:

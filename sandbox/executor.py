@@ -19,8 +19,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import IO
 
-import psutil
-
 EXIT_TIMEOUT = 124
 DEVNULL = subprocess.DEVNULL
 _DRAIN_AFTER_EXIT = 1.0  # seconds to read what is left in the pipes after the exit
@@ -75,6 +73,8 @@ class Completed:
 
 def kill_tree(pid: int) -> None:
     """SIGKILL the process, its process group and every descendant still visible."""
+    import psutil  # imported here: a confined run that ends by itself never needs it
+
     try:
         victims = psutil.Process(pid).children(recursive=True)
     except psutil.Error:
@@ -105,10 +105,13 @@ def execute(
     status_fd: int | None = None,
     preexec: Callable[[], None] | None = None,
     close_after_spawn: Sequence[int] = (),
+    own_tree: bool = False,
 ) -> Completed:
     """Run `argv` to completion (or timeout); `status_fd` is the read end of bwrap's
     --json-status-fd pipe, read alongside the output. `close_after_spawn` are fds only
-    the child needs (the pipe's write end: the read end sees EOF when bwrap exits)."""
+    the child needs (the pipe's write end: the read end sees EOF when bwrap exits).
+    `own_tree`: the command reaps its own tree when it exits (bwrap: the PID
+    namespace dies with it), so a normal exit needs no tree walk."""
     start = time.monotonic()
     out_buf, err_buf = BoundedBuffer(output_bytes), BoundedBuffer(output_bytes)
     status_raw = bytearray()
@@ -140,7 +143,8 @@ def execute(
             now = time.monotonic()
             if exited_at is None and proc.poll() is not None:
                 exited_at = now
-                kill_tree(proc.pid)  # nothing outlives the command
+                if not own_tree:
+                    kill_tree(proc.pid)  # nothing outlives the command
             if exited_at is not None and now - exited_at > _DRAIN_AFTER_EXIT:
                 break
             if deadline is not None and now >= deadline and exited_at is None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from swifty_sandbox.policy.rules import PathPattern
@@ -28,6 +28,10 @@ class Expansion:
     literal: tuple[str, ...]  # existing paths named exactly
     found: tuple[str, ...]  # existing paths matched by a glob
 
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return (*self.literal, *self.found)
+
 
 def _fixed_prefix(anchored: str) -> tuple[str, bool]:
     """The leading directories without glob characters, and whether that is all."""
@@ -40,44 +44,46 @@ def _fixed_prefix(anchored: str) -> tuple[str, bool]:
     return "/" + "/".join(fixed), len(fixed) == len(parts)
 
 
-def literal_path(pattern: PathPattern) -> str | None:
-    """The one absolute path an anchored pattern without glob characters names."""
-    if "/" not in pattern.anchored.rstrip("/"):
-        return None
-    prefix, whole = _fixed_prefix(pattern.anchored)
-    return prefix if whole else None
-
-
-def expand(patterns: Iterable[PathPattern], roots: Iterable[str]) -> Expansion:
-    """Existing paths that `patterns` name; basename globs are looked for in `roots`."""
-    literal: dict[str, None] = {}
-    names: list[re.Pattern[str]] = []
-    anchored: dict[str, list[PathPattern]] = {}
-    for pattern in patterns:
-        if "/" not in pattern.anchored.rstrip("/"):
-            names.append(pattern.regex)
-            continue
-        prefix, whole = _fixed_prefix(pattern.anchored)
-        # `dir/**` names everything below dir, files not yet created included: the
-        # directory itself is what must be mounted.
-        parts = pattern.anchored.strip("/").split("/")
-        whole = whole or (parts[-1] == "**" and prefix.count("/") == len(parts) - 1)
-        if whole:
-            if os.path.lexists(prefix):
-                literal[prefix] = None
-        elif prefix != "/":  # a glob from the file-system root is not expanded
-            anchored.setdefault(prefix, []).append(pattern)
-    found: dict[str, None] = {}
-    name_regex = _combine(names)
-    trees = {root: list[PathPattern]() for root in (roots if name_regex else ())}
-    for prefix, group in anchored.items():
-        trees.setdefault(prefix, []).extend(group)
+def expand(groups: Mapping[str, Sequence[PathPattern]], roots: Iterable[str]
+           ) -> dict[str, Expansion]:
+    """Existing paths each group of patterns names, in one walk of the trees involved;
+    basename globs are looked for in `roots`."""
+    roots = tuple(roots)
+    literal: dict[str, dict[str, None]] = {g: {} for g in groups}
+    names: dict[str, re.Pattern[str]] = {}
+    anchored: dict[str, list[tuple[str, PathPattern]]] = {}
+    for group, patterns in groups.items():
+        basenames = []
+        for pattern in patterns:
+            if pattern.literal is not None:
+                if os.path.lexists(pattern.literal):
+                    literal[group][pattern.literal] = None
+                continue
+            if "/" not in pattern.anchored.rstrip("/"):
+                basenames.append(pattern.regex)
+                continue
+            prefix, whole = _fixed_prefix(pattern.anchored)
+            # `dir/**` names everything below dir, files not yet created included:
+            # the directory itself is what must be mounted.
+            parts = pattern.anchored.strip("/").split("/")
+            if whole or (parts[-1] == "**" and prefix.count("/") == len(parts) - 1):
+                if os.path.lexists(prefix):
+                    literal[group][prefix] = None
+            elif prefix != "/":  # a glob from the file-system root is not expanded
+                anchored.setdefault(prefix, []).append((group, pattern))
+        combined = _combine(basenames)
+        if combined is not None:
+            names[group] = combined
+    found: dict[str, dict[str, None]] = {g: {} for g in groups}
+    trees: dict[str, list[tuple[str, PathPattern]]] = {r: [] for r in roots if names}
+    for prefix, members in anchored.items():
+        trees.setdefault(prefix, []).extend(members)
     for root in _outermost(trees):
-        inner = [p for r, group in trees.items() if _within(r, root) for p in group]
-        named = name_regex if any(_within(root, r) or _within(r, root)
-                                  for r in roots) else None
+        inner = [m for r, members in trees.items() if _within(r, root) for m in members]
+        named = names if any(_within(root, r) or _within(r, root) for r in roots) else {}
         _walk(root, named, inner, found)
-    return Expansion(tuple(literal), tuple(p for p in found if p not in literal))
+    return {g: Expansion(tuple(literal[g]), tuple(p for p in found[g] if p not in literal[g]))
+            for g in groups}
 
 
 def _within(path: str, root: str) -> bool:
@@ -101,9 +107,14 @@ def _outermost(roots: Iterable[str]) -> list[str]:
     return kept
 
 
-def _walk(root: str, names: re.Pattern[str] | None, paths: list[PathPattern],
-          found: dict[str, None]) -> None:
+def _walk(root: str, names: Mapping[str, re.Pattern[str]],
+          paths: list[tuple[str, PathPattern]], found: dict[str, dict[str, None]]) -> None:
     stack = [root]
+    name_items = list(names.items())
+    # Below a match nothing is visited, so a glob can only match an entry whose path
+    # ends with the glob's literal tail: one C-level endswith() rules most entries out.
+    tails = tuple(p.tail for _, p in paths if p.tail is not None)
+    untailed = [(g, p) for g, p in paths if p.tail is None]
     while stack:
         directory = stack.pop()
         try:
@@ -112,10 +123,19 @@ def _walk(root: str, names: re.Pattern[str] | None, paths: list[PathPattern],
             continue  # unreadable or vanished: nothing of it can be mounted either
         with entries:
             for entry in entries:
-                if (names is not None and names.match(entry.name)) or (
-                        paths and any(p.matches(entry.path) for p in paths)):
-                    found[entry.path] = None
-                    continue
+                matched = False
+                for group, regex in name_items:
+                    if regex.match(entry.name):
+                        found[group][entry.path] = None
+                        matched = True
+                path = entry.path
+                candidates = paths if tails and path.endswith(tails) else untailed
+                for group, pattern in candidates:
+                    if pattern.matches(path):
+                        found[group][path] = None
+                        matched = True
+                if matched:
+                    continue  # a matching directory covers everything below it
                 try:
                     if entry.is_dir(follow_symlinks=False):
                         stack.append(entry.path)

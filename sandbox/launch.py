@@ -78,7 +78,8 @@ def run_confined(spec: SandboxSpec, command: Sequence[str], *,
             argv, env=env, timeout=spec.limits.timeout, capture=capture,
             output_bytes=spec.limits.output_bytes,
             stdin=stdin, pass_fds=(seccomp_fd, status_write), status_fd=status_read,
-            preexec=_rlimits(spec.limits), close_after_spawn=(status_write,))
+            preexec=_rlimits(spec.limits), close_after_spawn=(status_write,),
+            own_tree=True)
         status_write = -1  # closed by execute() once bwrap has it
     finally:
         for fd in (seccomp_fd, status_read, status_write):

@@ -61,7 +61,8 @@ def _real(path: str) -> str:
 
 
 def _patterns(policy: Policy, texts: tuple[str, ...]) -> list[PathPattern]:
-    return [PathPattern(t, anchor_path_pattern(t, policy.project, policy.home)) for t in texts]
+    return [PathPattern(t, anchor_path_pattern(t, policy.project, policy.home),
+                        validate=False) for t in texts]
 
 
 def _rule_patterns(policy: Policy, tools: tuple[Tool, ...]) -> tuple[list[PathPattern], bool]:
@@ -114,8 +115,11 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
     # Basename globs are looked for in the project and configured roots, not in the
     # shared temp dirs (other programs' files; a walk there would be slow and moot).
     searched = tuple(r for r in roots if Path(r) not in temp_dirs()) or (project,)
-    expanded = expand([*policy.protected, *write_patterns], searched)
-    read_only = [p for p in (*expanded.literal, *expanded.found) if _inside_any(p, roots)]
+    read_patterns, _ = _rule_patterns(policy, (Tool.READ_FILE,))
+    secrets = [*_patterns(policy, (*profile.deny_read, *settings.deny_read)), *read_patterns]
+    expanded = expand({"read-only": [*policy.protected, *write_patterns], "hidden": secrets},
+                      tuple(dict.fromkeys((project, *searched))))
+    read_only = [p for p in expanded["read-only"].paths if _inside_any(p, roots)]
     guard = []
     for relative in _GUARD_WHEN_MISSING:
         path = os.path.join(project, relative)
@@ -125,11 +129,8 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
     pinned = dict.fromkeys(a for p in (*read_only, *guard) for a in _ancestors_below(p, roots))
 
     # 3. Unreadable: the profile's and settings' denyRead, and ReadFile deny rules.
-    read_patterns, _ = _rule_patterns(policy, (Tool.READ_FILE,))
-    secrets = [*_patterns(policy, (*profile.deny_read, *settings.deny_read)), *read_patterns]
-    hidden = expand(secrets, tuple(dict.fromkeys((project, *searched))))
     unreadable_dirs, unreadable_files = [], []
-    for path in (*hidden.literal, *hidden.found):
+    for path in expanded["hidden"].paths:
         real = _real(path)  # a symlink is hidden where it leads
         if os.path.isdir(real):
             unreadable_dirs.append(real)

@@ -1,0 +1,150 @@
+"""Per-command cost of confinement, and sandbox set-up time on big trees.
+
+    python benchmarks/run_overhead.py [--runs N] [--no-peers] [--sizes 1000,10000,100000]
+
+1. `swifty-sandbox run -- true` as a whole process, median wall time, interleaved in
+   one run with: bare `bwrap` with the same flags and seccomp filter (the floor), and
+   the two peers a user would pick instead, `codex sandbox` (npm @openai/codex) and
+   `srt` (npm @anthropic-ai/sandbox-runtime; needs ripgrep and socat), installed into
+   a temporary folder here. Reported as ratios: these machines are noisy.
+2. Sandbox set-up (policy load + compile, glob expansion included) with a
+   `ReadFile(*.env*)` deny rule on projects of 1k, 10k and 100k files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from swifty_sandbox import Mode, Sandbox
+from swifty_sandbox.sandbox.linux.bwrap import bwrap_argv
+from swifty_sandbox.sandbox.linux.seccomp import export
+from swifty_sandbox.sandbox.probe import find_bwrap
+from swifty_sandbox.sandbox.spec import compile_spec
+
+
+def install_peers(folder: Path) -> dict[str, list[str]]:
+    """npm-install the peers into `folder`; the ones that work, by name."""
+    if shutil.which("npm") is None:
+        print("peers: npm not found, skipped")
+        return {}
+    subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix",
+                    str(folder), "@openai/codex", "@anthropic-ai/sandbox-runtime"],
+                   check=False, capture_output=True, timeout=600)
+    bin_dir = folder / "node_modules" / ".bin"
+    peers = {"codex sandbox": [str(bin_dir / "codex"), "sandbox", "--", "true"],
+             "srt": [str(bin_dir / "srt"), "true"]}
+    working = {}
+    for name, argv in peers.items():
+        probe = subprocess.run(argv, capture_output=True, text=True, check=False)
+        if probe.returncode == 0:
+            working[name] = argv
+        else:
+            print(f"peer {name!r} does not run here: {probe.stderr.strip()[:200]}")
+    return working
+
+
+def bare_bwrap(project: Path) -> Callable[[], None]:
+    bwrap = find_bwrap()
+    assert bwrap is not None, "no bwrap"
+    spec = Sandbox(project).spec()
+    bpf = export(spec.seccomp)
+
+    def run() -> None:
+        fd = os.memfd_create("bench-seccomp", 0)
+        os.write(fd, bpf)
+        os.lseek(fd, 0, os.SEEK_SET)
+        argv = bwrap_argv(spec, ["true"], bwrap=bwrap.path, seccomp_fd=fd)
+        subprocess.run(argv, pass_fds=(fd,), check=True)
+        os.close(fd)
+
+    return run
+
+
+def command(argv: list[str], cwd: Path) -> Callable[[], None]:
+    def run() -> None:
+        subprocess.run(argv, cwd=cwd, check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+
+    return run
+
+
+def per_command(project: Path, runs: int, peers: bool) -> None:
+    script = Path(sys.executable).with_name("swifty-sandbox")
+    contenders: dict[str, Callable[[], None]] = {
+        "bare bwrap (floor)": bare_bwrap(project),
+        "swifty-sandbox run": command([str(script), "run", "--", "true"], project),
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        if peers:
+            for name, argv in install_peers(Path(tmp)).items():
+                contenders[name] = command(argv, project)
+        times: dict[str, list[float]] = {name: [] for name in contenders}
+        for _ in range(runs):  # interleaved, so drift hits everyone alike
+            for name, run in contenders.items():
+                start = time.perf_counter()
+                run()
+                times[name].append((time.perf_counter() - start) * 1000)
+    ours = statistics.median(times["swifty-sandbox run"])
+    print(f"\n`run -- true`, median of {runs} (ms), and swifty-sandbox's ratio to each:")
+    for name, samples in times.items():
+        median = statistics.median(samples)
+        print(f"  {name:22} {median:7.1f} ms   swifty/this = {ours / median:5.2f}x")
+
+
+def make_tree(root: Path, files: int) -> None:
+    """A project shaped like a real one: nested dirs, ~20 files each, a few .env."""
+    for i in range(files):
+        d = root / f"pkg{i // 2000}" / f"mod{(i // 100) % 20}" / f"sub{(i // 20) % 5}"
+        if i % 20 == 0:
+            d.mkdir(parents=True, exist_ok=True)
+        (d / (".env.local" if i % 5000 == 0 else f"f{i}.py")).touch()
+
+
+def setup_times(sizes: list[int]) -> None:
+    print("\nsandbox set-up with ReadFile(*.env*) (load + compile), median of 5:")
+    previous = None
+    for size in sizes:
+        with tempfile.TemporaryDirectory(dir=Path.home()) as tmp:
+            project = Path(tmp) / "project"
+            (project / ".swifty").mkdir(parents=True)
+            (project / ".git").mkdir()
+            (project / ".swifty" / "permissions.yaml").write_text(
+                "- rule: ReadFile(*.env*)\n  effect: deny\n")
+            make_tree(project, size)
+            samples = []
+            for _ in range(5):
+                start = time.perf_counter()
+                box = Sandbox(project)
+                spec = compile_spec(box.policy, Mode.DEFAULT)
+                samples.append((time.perf_counter() - start) * 1000)
+            median = statistics.median(samples)
+            growth = f"  ({median / previous:.1f}x the previous size)" if previous else ""
+            print(f"  {size:>7} files: {median:7.1f} ms, {len(spec.unreadable_files)} "
+                  f".env files hidden{growth}")
+            previous = median
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--no-peers", action="store_true")
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(dir=Path.home()) as tmp:
+        project = Path(tmp)
+        (project / ".git").mkdir()
+        per_command(project, args.runs, not args.no_peers)
+    setup_times([int(s) for s in args.sizes.split(",")])
+
+
+if __name__ == "__main__":
+    main()
