@@ -10,7 +10,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .command import split_command, unwrap
+from .analysis import BashAnalysis, analyse
+from .blacklist import check as blacklist_check
 from .loader import (
     Profile,
     RuleFile,
@@ -106,7 +107,16 @@ def decide(
     sandbox_mode = sandbox_mode or policy.settings.sandbox_mode
     category = request.tool.category
 
-    # 1. Dangerous-command blacklist: arrives with the shell analysis.
+    # 1. Dangerous-command blacklist, in every mode.
+    analysis: BashAnalysis | None = None
+    if request.tool is Tool.BASH:
+        analysis = analyse(request)
+        match = blacklist_check(list(analysis.invocations), str(policy.home))
+        if match is not None:
+            return Decision(D, match.reason, Layer.BLACKLIST, category=match.category)
+        hit = _redirect_hit(policy, analysis)
+        if hit is not None:
+            return hit
     # 2. Protected paths (writes), and the paths the sandbox makes unreadable (reads):
     #    the agent's file tools see what its commands see.
     paths: tuple[str, ...] = ()
@@ -118,8 +128,8 @@ def decide(
             return hit
 
     # 3. Rules.
-    if request.tool is Tool.BASH:
-        rule, opaque = _bash_verdict(policy, request)
+    if analysis is not None:
+        rule, opaque = _bash_verdict(policy, analysis)
     else:
         rule, opaque = _path_verdict(policy, request.tool, paths), None
     if rule is not None and rule.effect is D:
@@ -204,10 +214,9 @@ def _path_verdict(policy: Policy, tool: Tool, paths: tuple[str, ...]) -> Rule | 
     ])
 
 
-def _command_verdict(policy: Policy, argv: tuple[str, ...]) -> Rule | None:
-    """One simple command: deny or ask if any of its wrapper forms is denied or asked;
-    allow only if the command really run (the innermost form) is allowed."""
-    forms = [" ".join(form) for form in unwrap(argv)]
+def _command_verdict(policy: Policy, forms: list[str]) -> Rule | None:
+    """One command: deny or ask if any of its written forms is denied or asked; allow
+    only if the command really run (the innermost form) is allowed."""
     verdicts: list[Rule | None] = []
     for layer in policy.layers:
         rules = layer.reversed_by_tool[Tool.BASH]
@@ -217,26 +226,29 @@ def _command_verdict(policy: Policy, argv: tuple[str, ...]) -> Rule | None:
     return _combine_layers(verdicts)
 
 
-def _bash_verdict(policy: Policy, request: Request) -> tuple[Rule | None, str | None]:
-    """The rule verdict over every simple command, and what was opaque, if anything."""
-    if request.argv is not None:
-        commands: tuple[tuple[str, ...], ...] = (request.argv,)
-        opaque = None
-    else:
-        analysis = split_command(request.command or "")
-        commands, opaque = analysis.commands, analysis.opaque
-        if opaque is not None:
-            # Best effort on the raw text: a deny or ask rule still applies to it.
-            whole = _command_verdict(policy, ((request.command or "").strip(),))
-            return (whole if whole is not None and whole.effect is not A else None), opaque
-    verdicts = [_command_verdict(policy, argv) for argv in commands]
+def _bash_verdict(policy: Policy, analysis: BashAnalysis) -> tuple[Rule | None, str | None]:
+    """The rule verdict over every command that may run, and what could not be seen."""
+    verdicts = [_command_verdict(policy, forms) for forms in analysis.rule_forms()]
+    strict = _severest([v for v in verdicts if v is not None and v.effect is not A])
+    if strict is not None or analysis.opaque is not None:
+        return strict, analysis.opaque
     if not verdicts:
         return None, None
-    strict = _severest([v for v in verdicts if v is not None and v.effect is not A])
-    if strict is not None:
-        return strict, None
     # A compound command is allowed by rules only if every part of it is.
     return (verdicts[0] if all(v is not None for v in verdicts) else None), None
+
+
+def _redirect_hit(policy: Policy, analysis: BashAnalysis) -> Decision | None:
+    """`echo x > .swifty/config.yaml`: redirect targets are writes like WriteFile's."""
+    for target in analysis.written_paths():
+        paths = candidate_paths(policy, target)
+        hit = _protected_hit(policy, paths)
+        if hit is not None:
+            return hit
+        rule = _path_verdict(policy, Tool.WRITE_FILE, paths)
+        if rule is not None and rule.effect is D:
+            return _rule_decision(rule)
+    return None
 
 
 # -- reasons and the late steps ------------------------------------------------------------
@@ -283,11 +295,10 @@ def _sandbox(request: Request, sandbox_mode: SandboxMode, decision: Decision) ->
 def suggest_rules(policy: Policy, request: Request) -> list[str]:
     """The rules an "always allow" answer writes: exact, never wider than the request."""
     if request.tool is Tool.BASH:
-        if request.argv is not None:
-            commands: tuple[tuple[str, ...], ...] = (request.argv,)
-        else:
-            commands = split_command(request.command or "").commands
-        texts = dict.fromkeys(" ".join(argv).replace("*", "\\*") for argv in commands)
+        analysis = analyse(request)
+        if analysis.opaque is not None:
+            return []  # nothing exact can be written for what could not be seen
+        texts = dict.fromkeys(forms[-1].replace("*", "\\*") for forms in analysis.rule_forms())
         return [f"Bash({text})" for text in texts]
     path = candidate_paths(policy, request.path or "")[-1]
     relative = os.path.relpath(path, policy.project)

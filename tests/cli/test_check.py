@@ -26,12 +26,14 @@ def rules(project: Path, text: str) -> None:
 
 
 def test_exit_codes_allow_deny_ask(project: Path) -> None:
-    rules(project, "- rule: Bash(git push --force*)\n  effect: deny\n"
+    rules(project, "- rule: Bash(git push *)\n  effect: deny\n"
                    "- rule: Bash(git status)\n  effect: allow\n")
     assert run("--", "git", "status", project=project)[0] == 0
-    code, out, _ = run("--", "git", "push", "--force", project=project)
+    code, out, _ = run("--", "git", "push", "origin", project=project)
     assert code == 1
-    assert out.startswith("deny [rule] Denied by rule `Bash(git push --force*)`")
+    assert out.startswith("deny [rule] Denied by rule `Bash(git push *)`")
+    code, out, _ = run("--", "git", "push", "--force", project=project)
+    assert code == 1 and out.startswith("deny [blacklist] Denied (git-destructive)")
     assert run("--sandbox", "manual", "-c", "npm test", project=project)[0] == 3
 
 

@@ -40,14 +40,27 @@ def _needs_bwrap() -> None:
 Runner = Callable[..., RunResult]
 
 
-def as_argv(command: str | list[str]) -> list[str]:
-    """Attacks are sent as argv (`bash -c …`): these tests are about confinement, so
-    the policy's command analysis must not be what stops them."""
-    return ["bash", "-c", command] if isinstance(command, str) else command
+@pytest.fixture
+def as_argv(outside_temp: Path) -> Callable[[str | list[str]], list[str]]:
+    """Attacks run as a script file (`bash attack-N.sh`): these tests are about
+    confinement, so the policy's command analysis — which sees through `bash -c` —
+    must not be what stops them. Agents do the same when they write a script first."""
+    folder = outside_temp / "attacks"
+    folder.mkdir(exist_ok=True)
+
+    def convert(command: str | list[str]) -> list[str]:
+        if not isinstance(command, str):
+            return command
+        script = folder / f"attack-{len(list(folder.iterdir()))}.sh"
+        script.write_text(command + "\n")
+        return ["bash", str(script)]
+
+    return convert
 
 
 @pytest.fixture
-def confined(project: Path, home: Path) -> Runner:
+def confined(project: Path, home: Path,
+             as_argv: Callable[[str | list[str]], list[str]]) -> Runner:
     def run(command: str | list[str], **kwargs: object) -> RunResult:
         result = Sandbox(project, home=home).run(as_argv(command),
                                                  **kwargs)  # type: ignore[arg-type]
@@ -59,7 +72,8 @@ def confined(project: Path, home: Path) -> Runner:
 
 
 @pytest.fixture
-def unconfined(project: Path, home: Path) -> Runner:
+def unconfined(project: Path, home: Path,
+               as_argv: Callable[[str | list[str]], list[str]]) -> Runner:
     def run(command: str | list[str], **kwargs: object) -> RunResult:
         return Sandbox(project, home=home, sandbox_mode="off",
                        mode="bypassPermissions").run(as_argv(command),

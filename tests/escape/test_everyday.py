@@ -13,8 +13,6 @@ import pytest
 from swifty_sandbox import Sandbox
 from swifty_sandbox.sandbox import RunResult
 
-from .conftest import as_argv
-
 Runner = Callable[..., RunResult]
 
 
@@ -93,7 +91,7 @@ def test_python_multiprocessing(confined: Runner, project: Path) -> None:
 
 def test_plan_mode_makes_the_project_read_only(project: Path, home: Path) -> None:
     box = Sandbox(project, home=home, mode="plan")
-    result = box.run(as_argv("ls > listing.txt; cat .git/HEAD 2>/dev/null; echo read-ok"))
+    result = box.run(["bash", "-c", "ls > listing.txt; cat .git/HEAD; echo read-ok"])
     assert "read-ok" in result.stdout
     assert not (project / "listing.txt").exists()
     assert "Read-only file system" in result.stderr
@@ -105,8 +103,8 @@ def test_strict_profile_private_tmp_and_limited_reads(project: Path, home: Path)
     (home / "notes.txt").write_text("private notes\n")
     marker = Path("/tmp") / f"swifty-strict-{uuid.uuid4().hex}"
     box = Sandbox(project, home=home)
-    result = box.run(as_argv(f"echo x > {marker}; cat {marker}; cat ~/notes.txt; "
-                             "ls /usr/bin/env"))
+    result = box.run(["bash", "-c", f"echo x > {marker}; cat {marker}; cat ~/notes.txt; "
+                                    "ls /usr/bin/env"])
     assert result.exit_code != 125, result.stderr
     assert "x\n" in result.stdout and "/usr/bin/env" in result.stdout
     assert not marker.exists()  # the command's /tmp was its own

@@ -1,0 +1,52 @@
+"""A Bash request, analysed: the invocations that may run and what could not be seen."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .commands import Invocation, invocations
+from .shell import Script, Simple, Word, parse
+from .types import Request
+
+_WRITES = (">", ">>", ">|", "&>", "&>>", "<>")
+_HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+
+
+@dataclass(frozen=True, slots=True)
+class BashAnalysis:
+    invocations: tuple[Invocation, ...]
+    opaque: str | None  # why some part could not be seen (rules then cannot allow)
+
+    def rule_forms(self) -> list[list[str]]:
+        """For each invocation, its written forms as text, innermost last."""
+        return [[" ".join(w.shown for w in form) for form in inv.forms]
+                for inv in self.invocations]
+
+    def written_paths(self) -> list[str]:
+        """Static targets of output redirections."""
+        seen: dict[int, Simple] = {id(inv.simple): inv.simple for inv in self.invocations}
+        out = []
+        for simple in seen.values():
+            for redirect in simple.redirects:
+                target = redirect.target
+                if (redirect.op in _WRITES and target is not None and target.value
+                        and target.value not in _HARMLESS_TARGETS
+                        and not target.value.isdigit() and target.value != "-"):
+                    out.append(target.value)
+        return out
+
+
+def analyse(request: Request) -> BashAnalysis:
+    if request.argv is not None:
+        words = tuple(Word(a, a) for a in request.argv)
+        script = Script((Simple(words, pipeline=1),) if words else ())
+    else:
+        script = parse(request.command or "")
+    found = tuple(invocations(script))
+    opaque = next((e for e in script.errors()), None) or next(
+        (inv.script.error for inv in found if inv.script.error), None)
+    if opaque is None:
+        computed = next((inv for inv in found if inv.program is None), None)
+        if computed is not None:
+            opaque = computed.argv[0].text
+    return BashAnalysis(found, opaque)

@@ -1,0 +1,373 @@
+"""The dangerous-command blacklist (SPEC §2): semantic matchers over invocations.
+
+Each category has a stable id and a reason sentence in the message table. Matching
+is on what runs — flags in any order and spelling, absolute program paths, quoting,
+wrappers and shells already unwrapped (`commands.py`) — never on text that is data
+(`echo "rm -rf /"`). A program name computed at run time is checked as each program
+it could be, so `$(echo rm) -rf /` is still a recursive delete of `/`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from .commands import SHELLS, Invocation, name
+from .messages import t
+from .shell import Script, Simple, Word
+
+RECURSIVE_DELETE = "recursive-delete"
+MKFS = "mkfs"
+BLOCK_DEVICE = "block-device-write"
+RECURSIVE_PERMISSIONS = "recursive-chmod-chown"
+FORK_BOMB = "fork-bomb"
+PIPE_TO_INTERPRETER = "pipe-to-interpreter"
+GIT_DESTRUCTIVE = "git-destructive"
+LONG_SLEEP = "long-sleep"
+CATEGORIES = (RECURSIVE_DELETE, MKFS, BLOCK_DEVICE, RECURSIVE_PERMISSIONS, FORK_BOMB,
+              PIPE_TO_INTERPRETER, GIT_DESTRUCTIVE, LONG_SLEEP)
+
+MAX_SLEEP_SECONDS = 30.0
+_SYSTEM_DIRS = frozenset({
+    "bin", "boot", "dev", "etc", "home", "lib", "lib32", "lib64", "libx32", "media", "mnt",
+    "nix", "opt", "proc", "root", "run", "sbin", "snap", "srv", "sys", "usr", "var",
+    "Applications", "Library", "System", "Users", "Volumes", "private",
+})
+_BLOCK_DEVICE = re.compile(
+    r"^/dev/(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|loop\d|"
+    r"dm-\d|md\d|sr\d|sg\d|mapper/|nbd\d|zd\d|bcache\d|mtdblock\d|ubi)")
+_DOWNLOADERS = frozenset({"curl", "wget", "fetch", "aria2c", "http", "https", "nc", "ncat",
+                          "netcat", "ftp", "tftp", "lynx", "links", "socat", "xh"})
+_INTERPRETERS = frozenset({*SHELLS, "python", "python2", "python3", "perl", "ruby", "node",
+                           "nodejs", "php", "lua", "tclsh", "pwsh", "osascript", "deno",
+                           "bun", "Rscript"})
+_CODE_FLAGS = frozenset({"-c", "-e", "-m", "-E", "--eval", "--command", "-r", "-p"})
+_GIT_VALUED_GLOBALS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
+                                 "--exec-path", "--config-env", "--super-prefix"})
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    category: str
+    reason: str
+    command: str  # the offending command as it will run
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    home: str
+
+
+# -- helpers ----------------------------------------------------------------------------
+
+def _split_options(args: list[Word]) -> tuple[set[str], set[str], list[Word]]:
+    """(short flag letters, long options without values, operands) — `--` ends options."""
+    letters: set[str] = set()
+    longs: set[str] = set()
+    operands: list[Word] = []
+    ended = False
+    for word in args:
+        value = word.shown
+        if ended or not value.startswith("-") or value == "-":
+            operands.append(word)
+        elif value == "--":
+            ended = True
+        elif value.startswith("--"):
+            longs.add(value.split("=", 1)[0])
+        else:
+            letters.update(value[1:])
+    return letters, longs, operands
+
+
+def _home_forms(ctx: Context) -> set[str]:
+    return {"~", "$HOME", "${HOME}", ctx.home, ctx.home.rstrip("/")}
+
+
+def _critical(word: Word, ctx: Context, *, relative: bool) -> bool:
+    """`/`, home, a top-level system directory, `*`, `.`, `..` — with `/`, `/*` tails."""
+    text = word.value if word.value is not None else word.text.replace('"', "")
+    text = re.sub(r"/+", "/", text)
+    stripped = re.sub(r"(/\*|/\.\*|/)+$", "", text)
+    if stripped in ("", "/*") and text.startswith("/"):
+        return True  # `/`, `//`, `/*`
+    if stripped in _home_forms(ctx) or re.fullmatch(r"~[\w.-]*", stripped):
+        return True  # `~`, `~/`, `$HOME/*`, `~user`
+    if word.value is None and re.fullmatch(r"\$\{?\w+\}?", stripped) and text != stripped:
+        return True  # `$DIR/` or `${DIR}/*`: `/` itself when DIR is empty
+    if stripped.startswith("/") and stripped.count("/") == 1 and stripped[1:] in _SYSTEM_DIRS:
+        return True
+    # `*`, `.`, `..`, `./`, `../..`
+    return relative and (stripped in ("*", ".*", "")
+                         or re.fullmatch(r"\.{1,2}(/\.{1,2})*", stripped) is not None)
+
+
+def _match(category: str, invocation: Invocation, **params: object) -> Match:
+    command = " ".join(w.shown for w in invocation.argv)
+    return Match(category, t(f"blacklist.{category}", command=command, **params), command)
+
+
+# -- per-program matchers ----------------------------------------------------------------
+
+def _rm(inv: Invocation, ctx: Context) -> Match | None:
+    letters, longs, operands = _split_options(list(inv.argv[1:]))
+    if not ({"r", "R"} & letters or "--recursive" in longs):
+        return None
+    if any(_critical(w, ctx, relative=True) for w in operands):
+        return _match(RECURSIVE_DELETE, inv)
+    return None
+
+
+def _find(inv: Invocation, ctx: Context) -> Match | None:
+    words = list(inv.argv[1:])
+    starts = []
+    for word in words:
+        if word.shown.startswith(("-", "(", "!")):
+            break
+        starts.append(word)
+    values = {w.shown for w in words}
+    destructive = "-delete" in values or any(
+        name(words[i + 1]) in ("rm", "shred", "unlink")
+        for i, w in enumerate(words[:-1]) if w.shown in ("-exec", "-execdir", "-ok", "-okdir"))
+    if destructive and any(_critical(w, ctx, relative=True) for w in starts or [Word(".", ".")]):
+        return _match(RECURSIVE_DELETE, inv)
+    return None
+
+
+def _mkfs(inv: Invocation, ctx: Context) -> Match | None:
+    return _match(MKFS, inv)
+
+
+def _device_targets(inv: Invocation) -> list[str]:
+    program = inv.program or ""
+    args = list(inv.argv[1:])
+    if program == "dd":
+        return [w.shown[3:] for w in args if w.shown.startswith("of=")]
+    _, _, operands = _split_options(args)
+    if program in ("cp", "mv", "install", "rsync") and operands:
+        return [operands[-1].shown]
+    if program in ("tee", "shred", "wipefs", "blkdiscard", "badblocks", "pv"):
+        return [w.shown for w in operands]
+    return []
+
+
+def _block_device(inv: Invocation, ctx: Context) -> Match | None:
+    program = inv.program or ""
+    for target in _device_targets(inv):
+        if _BLOCK_DEVICE.match(target) or (program == "shred" and target.startswith("/dev/")):
+            return _match(BLOCK_DEVICE, inv)
+    return None
+
+
+def _redirect_to_device(simple: Simple) -> str | None:
+    for redirect in simple.redirects:
+        if redirect.op.startswith((">", "&>")) or redirect.op == "<>":
+            target = redirect.target.shown if redirect.target else ""
+            if _BLOCK_DEVICE.match(target):
+                return target
+    return None
+
+
+def _chmod_chown(inv: Invocation, ctx: Context) -> Match | None:
+    letters, longs, operands = _split_options(list(inv.argv[1:]))
+    if not ("R" in letters or "--recursive" in longs):
+        return None
+    reference = any(o.startswith("--reference") for o in longs)
+    targets = operands if reference else operands[1:]
+    if any(_critical(w, ctx, relative=False) for w in targets):
+        return _match(RECURSIVE_PERMISSIONS, inv)
+    return None
+
+
+def _git(inv: Invocation, ctx: Context) -> Match | None:
+    args = [w.shown for w in inv.argv[1:]]
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        option = args[i]
+        i += 2 if option in _GIT_VALUED_GLOBALS else 1
+    if i >= len(args):
+        return None
+    sub, rest = args[i], args[i + 1:]
+    words = [Word(a, a) for a in rest]
+    letters, longs, operands = _split_options(words)
+    values = [o.shown for o in operands]
+    dangerous = False
+    if sub == "push":
+        dangerous = ("f" in letters or bool(longs & {"--force", "--force-with-lease",
+                                                     "--force-if-includes"})
+                     or any(v.startswith("+") for v in values))
+    elif sub == "reset":
+        dangerous = "--hard" in longs
+    elif sub == "clean":
+        dangerous = "f" in letters or "--force" in longs
+    elif sub == "checkout":
+        dangerous = any(v in (".", "./", ":/", "*") for v in values)
+    elif sub == "restore":
+        staged_only = bool({"S"} & letters or "--staged" in longs) and not (
+            "W" in letters or "--worktree" in longs)
+        dangerous = not staged_only and any(v in (".", "./", ":/", "*") for v in values)
+    elif sub == "branch":
+        dangerous = "D" in letters or (("d" in letters or "--delete" in longs)
+                                       and ("f" in letters or "--force" in longs))
+    return _match(GIT_DESTRUCTIVE, inv, sub=sub) if dangerous else None
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)([smhd]?)")
+_UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def sleep_seconds(args: list[Word]) -> float | None:
+    """The total a `sleep` waits; None when it cannot be computed (or is infinite)."""
+    total = 0.0
+    operands = [w for w in args if w.shown != "--"]
+    if not operands:
+        return 0.0
+    for word in operands:
+        if word.value is None:
+            return None
+        m = _DURATION.fullmatch(word.value.strip())
+        if m is None:
+            return None
+        total += float(m.group(1)) * _UNITS[m.group(2)]
+    return total
+
+
+def _sleep(inv: Invocation, ctx: Context) -> Match | None:
+    seconds = sleep_seconds(list(inv.argv[1:]))
+    if seconds is None or seconds > MAX_SLEEP_SECONDS:
+        shown = "?" if seconds is None else f"{seconds:g}"
+        return _match(LONG_SLEEP, inv, seconds=shown, limit=f"{MAX_SLEEP_SECONDS:g}")
+    return None
+
+
+Matcher = Callable[[Invocation, Context], "Match | None"]
+_BY_PROGRAM: dict[str, Matcher] = {
+    "rm": _rm, "find": _find, "dd": _block_device, "cp": _block_device, "mv": _block_device,
+    "install": _block_device, "rsync": _block_device, "tee": _block_device,
+    "shred": _block_device, "wipefs": _block_device, "blkdiscard": _block_device,
+    "badblocks": _block_device, "pv": _block_device, "chmod": _chmod_chown,
+    "chown": _chmod_chown, "chgrp": _chmod_chown, "git": _git, "sleep": _sleep,
+    "mke2fs": _mkfs, "mkswap": _mkfs, "newfs": _mkfs,
+}
+# A computed program is checked as each program whose arguments alone can be fatal.
+_COMPUTED_AS = ("rm", "chmod", "chown", "dd", "shred")
+
+
+def _program_matcher(program: str) -> Matcher | None:
+    if program.startswith("mkfs"):
+        return _mkfs
+    return _BY_PROGRAM.get(program)
+
+
+def _as_program(inv: Invocation, program: str) -> Invocation:
+    argv = (Word(program, program), *inv.argv[1:])
+    return Invocation(argv, inv.forms, inv.simple, inv.script, inv.via)
+
+
+# -- pipelines, substitutions, functions -----------------------------------------------------
+
+def _is_source(simple: Simple) -> bool:
+    """A command whose output is downloaded or decoded content."""
+    if not simple.words:
+        return False
+    program = name(simple.words[0])
+    args = [w.shown for w in simple.words[1:]]
+    if program in _DOWNLOADERS:
+        return True
+    if program in ("base64", "base32", "basenc"):
+        return any(a in ("-d", "--decode", "-D") or (a.startswith("-") and not a.startswith(
+            "--") and "d" in a) for a in args)
+    if program == "xxd":
+        return any(a.startswith("-") and "r" in a for a in args)
+    if program == "openssl":
+        return "-d" in args or "-base64" in args or "base64" in args
+    if program in ("uudecode", "gpg"):
+        return True
+    if program in ("sudo", "env", "command", "nohup", "timeout", "stdbuf"):
+        inner = [w for w in simple.words[1:] if not w.shown.startswith("-")]
+        return bool(inner) and _is_source(Simple(tuple(inner)))
+    return False
+
+
+def _runs_stdin_as_code(words: tuple[Word, ...]) -> bool:
+    """An interpreter given no code or script of its own reads code from stdin."""
+    if not words or name(words[0]) not in _INTERPRETERS:
+        return False
+    for word in words[1:]:
+        value = word.shown
+        if value in ("-", "/dev/stdin"):
+            return True
+        if value in _CODE_FLAGS or (value.startswith("-") and not value.startswith("--")
+                                    and name(words[0]) in SHELLS and "c" in value[1:]):
+            return False
+        if not value.startswith("-"):
+            return False  # a script file
+    return True
+
+
+def _sources_in(words: Iterable[Word]) -> bool:
+    return any(_is_source(s) for w in words for sub in w.subs for s in sub.walk())
+
+
+def _pipe_to_interpreter(invocations: list[Invocation]) -> Invocation | None:
+    positions: dict[tuple[int, int], Simple] = {}
+    for inv in invocations:
+        positions.setdefault((inv.simple.pipeline, inv.simple.stage), inv.simple)
+    for inv in invocations:
+        program = inv.program or ""
+        simple = inv.simple
+        interpreter = program in _INTERPRETERS or program in ("eval", "source", ".")
+        if not interpreter:
+            continue
+        # `curl … | sh`: an earlier stage of the same pipeline downloads or decodes.
+        if _runs_stdin_as_code(inv.argv) and any(
+                _is_source(s) for (pid, stage), s in positions.items()
+                if pid == simple.pipeline and stage < simple.stage):
+            return inv
+        # `bash <(curl …)`, `sh -c "$(wget …)"`, `eval "$(curl …)"`, `sh <<< "$(curl …)"`.
+        herestrings = [r.target for r in simple.redirects if r.op == "<<<" and r.target]
+        if _sources_in((*inv.argv[1:], *herestrings)):
+            return inv
+    return None
+
+
+def _fork_bomb(scripts: Iterable[Script]) -> str | None:
+    for script in scripts:
+        for function in script.functions:
+            calls = [s for s in function.body.walk()
+                     if s.words and s.words[0].value == function.name]
+            piped = {s.pipeline for s in calls}
+            if any(s.background for s in calls) or len(calls) > len(piped):
+                return function.name
+    return None
+
+
+# -- entry point ------------------------------------------------------------------------
+
+def check(invocations: list[Invocation], home: str) -> Match | None:
+    """The first blacklist match among the invocations of one request, if any."""
+    ctx = Context(home)
+    for inv in invocations:
+        program = inv.program
+        if program is None:
+            for assumed in _COMPUTED_AS:
+                matcher = _program_matcher(assumed)
+                found = matcher(_as_program(inv, assumed), ctx) if matcher else None
+                if found is not None:
+                    return found
+            continue
+        matcher = _program_matcher(program)
+        found = matcher(inv, ctx) if matcher else None
+        if found is not None:
+            return found
+        device = _redirect_to_device(inv.simple)
+        if device is not None:
+            return _match(BLOCK_DEVICE, inv)
+    piped = _pipe_to_interpreter(invocations)
+    if piped is not None:
+        return _match(PIPE_TO_INTERPRETER, piped)
+    scripts = {id(inv.script): inv.script for inv in invocations}
+    bomb = _fork_bomb(scripts.values())
+    if bomb is not None:
+        return Match(FORK_BOMB, t("blacklist.fork-bomb", command=bomb), bomb)
+    return None

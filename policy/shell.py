@@ -1,0 +1,469 @@
+"""Shell strings → one small internal form: every simple command that may run.
+
+Two parsers feed the same form. tree-sitter-bash is tried first: it parses everything
+agents write (`[[ ]]`, `$(( ))`, `case`, arrays, `<<'EOF'`) in microseconds. When its
+tree has errors, bashlex gets a go. When neither can parse the string, `Script.error`
+says so and the caller must not allow the command (SPEC §2 "Shell analysis").
+
+The form is flow-insensitive on purpose: the bodies of `if`, loops, functions,
+subshells and substitutions are all commands that *may* run, so all are listed.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+MAX_DEPTH = 12  # nesting of substitutions and `bash -c` strings
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    """One word: its source text, its value after quote removal when that is known
+    before run time (None when it depends on expansions), and the scripts of the
+    command and process substitutions inside it."""
+
+    text: str
+    value: str | None
+    subs: tuple[Script, ...] = ()
+
+    @property
+    def shown(self) -> str:
+        return self.value if self.value is not None else self.text
+
+
+@dataclass(frozen=True, slots=True)
+class Redirect:
+    op: str  # >, >>, <, &>, >&, <<, <<<, …
+    target: Word | None  # the file (None for heredocs)
+    body: str | None = None  # heredoc or here-string text, when fed to the command
+    fd: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Simple:
+    """A simple command: argv words, leading assignments, redirections."""
+
+    words: tuple[Word, ...]
+    assignments: tuple[Word, ...] = ()
+    redirects: tuple[Redirect, ...] = ()
+    pipeline: int = 0  # commands of one pipeline share this id …
+    stage: int = 0  # … and are numbered left to right
+    background: bool = False  # the pipeline ends with `&`
+
+    @property
+    def program(self) -> Word | None:
+        return self.words[0] if self.words else None
+
+
+@dataclass(frozen=True, slots=True)
+class Function:
+    name: str
+    body: Script
+
+
+@dataclass(frozen=True, slots=True)
+class Script:
+    commands: tuple[Simple, ...] = ()
+    functions: tuple[Function, ...] = ()
+    error: str | None = None  # why the string could not be analysed, if it could not
+    parser: str = "tree-sitter"
+
+    def walk(self) -> Iterator[Simple]:
+        """Every simple command, those inside substitutions and function bodies too."""
+        for function in self.functions:
+            yield from function.body.walk()
+        for command in self.commands:
+            yield command
+            for word in (*command.words, *command.assignments,
+                         *(r.target for r in command.redirects if r.target)):
+                for sub in word.subs:
+                    yield from sub.walk()
+
+    def errors(self) -> Iterator[str]:
+        if self.error:
+            yield self.error
+        for function in self.functions:
+            yield from function.body.errors()
+        for command in self.commands:
+            for word in (*command.words, *command.assignments):
+                for sub in word.subs:
+                    yield from sub.errors()
+
+
+# -- tree-sitter ------------------------------------------------------------------------
+
+@functools.cache
+def _ts_parser() -> Any:
+    import tree_sitter
+    import tree_sitter_bash
+
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+
+_ANSI_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b",
+                 "E": "\x1b", "f": "\f", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+_ANSI = re.compile(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|.)",
+                   re.DOTALL)
+
+
+def _ansi_c(body: str) -> str:
+    """The value of `$'…'` (so `$'\\x72m'` is seen as `rm`)."""
+
+    def one(m: re.Match[str]) -> str:
+        esc = m.group(1)
+        if esc[0] in "xuU" and len(esc) > 1:
+            return chr(int(esc[1:], 16))
+        if esc[0] in "01234567":
+            return chr(int(esc, 8) & 0xFF)
+        return _ANSI_ESCAPES.get(esc, "\\" + esc)
+
+    return _ANSI.sub(one, body)
+
+
+def _unescape_unquoted(text: str) -> str:
+    return re.sub(r"\\(.)", r"\1", text.replace("\\\n", ""), flags=re.DOTALL)
+
+
+def _unescape_double(text: str) -> str:
+    return re.sub(r'\\([$`"\\\n])', lambda m: "" if m.group(1) == "\n" else m.group(1), text)
+
+
+class _TreeSitter:
+    def __init__(self, source: bytes, depth: int) -> None:
+        self.source = source
+        self.depth = depth
+        self.commands: list[Simple] = []
+        self.functions: list[Function] = []
+        self.pipelines = 0
+
+    def text(self, node: Any) -> str:
+        return str(self.source[node.start_byte:node.end_byte].decode("utf-8", "replace"))
+
+    def sub_script(self, node: Any) -> Script:
+        """A command/process substitution: its statements, as a script of their own."""
+        inner = _TreeSitter(self.source, self.depth + 1)
+        for child in node.named_children:
+            inner.statement(child)
+        return Script(tuple(inner.commands), tuple(inner.functions))
+
+    # words -------------------------------------------------------------------------
+    def word(self, node: Any) -> Word:
+        subs: list[Script] = []
+        value = self._value(node, subs)
+        return Word(self.text(node), value, tuple(subs))
+
+    def _value(self, node: Any, subs: list[Script]) -> str | None:
+        kind = node.type
+        text = self.text(node)
+        if kind in ("word", "number", "command_name", "special_variable_name", "test_operator",
+                    "regex", "extglob_pattern"):
+            if kind == "command_name":
+                return self._value(node.named_children[0], subs) if node.named_children \
+                    else text
+            return _unescape_unquoted(text)
+        if kind == "raw_string":
+            return text[1:-1]
+        if kind == "ansi_c_string":
+            return _ansi_c(text[2:-1])
+        if kind == "translated_string":
+            return self._value(node.named_children[0], subs) if node.named_children else ""
+        if kind == "string":
+            parts: list[str] | None = []
+            for child in node.named_children:
+                value = self._value(child, subs)
+                if value is None or parts is None:
+                    parts = None
+                else:
+                    parts.append(value)
+            return "".join(parts) if parts is not None else None
+        if kind == "string_content":
+            return _unescape_double(text)
+        if kind == "concatenation":
+            values = [self._value(child, subs) for child in node.children]
+            return None if any(v is None for v in values) else "".join(
+                v for v in values if v is not None)
+        if kind in ("command_substitution", "process_substitution"):
+            subs.append(self.sub_script(node))
+            return None
+        if kind in ("simple_expansion", "expansion", "arithmetic_expansion", "brace_expression"):
+            for child in node.named_children:  # `${x:-$(cmd)}` still runs cmd
+                self._collect_subs(child, subs)
+            return None
+        # Anything else inside a word: unknown until run time.
+        self._collect_subs(node, subs)
+        return None if node.named_children or kind not in ("$", "{", "}") else text
+
+    def _collect_subs(self, node: Any, subs: list[Script]) -> None:
+        if node.type in ("command_substitution", "process_substitution"):
+            subs.append(self.sub_script(node))
+            return
+        for child in node.named_children:
+            self._collect_subs(child, subs)
+
+    # statements --------------------------------------------------------------------
+    def statement(self, node: Any, *, pipeline: int | None = None, stage: int = 0,
+                  background: bool = False, redirects: tuple[Redirect, ...] = ()) -> None:
+        kind = node.type
+        if kind == "command":
+            self.command(node, pipeline, stage, background, redirects)
+        elif kind == "redirected_statement":
+            extra = tuple(self.redirect(r) for r in node.children_by_field_name("redirect"))
+            body = node.child_by_field_name("body")
+            # A heredoc's redirect may carry the rest of the pipeline (`cat <<EOF | sh`).
+            piped = [c for r in node.children_by_field_name("redirect")
+                     for c in r.named_children if c.type in ("pipeline", "command", "list")]
+            if piped and pipeline is None:
+                pipeline = self._new_pipeline()
+            if body is not None:
+                self.statement(body, pipeline=pipeline, stage=stage, background=background,
+                               redirects=redirects + extra)
+            for offset, rest in enumerate(piped, start=1):
+                self.statement(rest, pipeline=pipeline, stage=stage + offset,
+                               background=background)
+        elif kind == "pipeline":
+            # Part of a pipeline already (`cat <<EOF | sh`): continue its numbering.
+            pid = pipeline if pipeline is not None else self._new_pipeline()
+            for index, child in enumerate(node.named_children):
+                self.statement(child, pipeline=pid, stage=stage + index, background=background)
+        elif kind == "function_definition":
+            name_node = node.child_by_field_name("name")
+            inner = _TreeSitter(self.source, self.depth + 1)
+            body = node.child_by_field_name("body")
+            if body is not None:
+                inner.statement(body)
+            self.functions.append(Function(self.text(name_node) if name_node else "",
+                                           Script(tuple(inner.commands),
+                                                  tuple(inner.functions))))
+            self.functions.extend(inner.functions)
+        elif kind in ("program", "list", "compound_statement", "subshell", "if_statement",
+                      "elif_clause", "else_clause", "while_statement", "for_statement",
+                      "c_style_for_statement", "do_group", "case_statement", "case_item",
+                      "negated_command", "test_command", "declaration_command",
+                      "unset_command", "variable_assignments", "variable_assignment",
+                      "binary_expression", "unary_expression", "parenthesized_expression",
+                      "ternary_expression", "postfix_expression", "arithmetic_expansion",
+                      "heredoc_body", "comment", "string", "concatenation", "word"):
+            self._children(node, pipeline, stage, background, redirects)
+        elif kind in ("command_substitution", "process_substitution", "simple_expansion",
+                      "expansion"):
+            for script in [self.sub_script(node)] if kind.endswith("substitution") else []:
+                self.commands.extend(script.commands)
+                self.functions.extend(script.functions)
+            self._children(node, pipeline, stage, background, redirects)
+        else:
+            self._children(node, pipeline, stage, background, redirects)
+
+    def _children(self, node: Any, pipeline: int | None, stage: int, background: bool,
+                  redirects: tuple[Redirect, ...]) -> None:
+        children = node.children
+        for index, child in enumerate(children):
+            if not child.is_named:
+                continue
+            follows = children[index + 1].type if index + 1 < len(children) else ""
+            if child.type in ("command", "pipeline", "redirected_statement", "list",
+                              "compound_statement", "subshell", "function_definition",
+                              "if_statement", "while_statement", "for_statement",
+                              "c_style_for_statement", "case_statement", "negated_command",
+                              "test_command", "declaration_command", "unset_command",
+                              "variable_assignment", "variable_assignments"):
+                self.statement(child, pipeline=pipeline, stage=stage,
+                               background=background or follows == "&", redirects=redirects)
+            elif child.type in ("command_substitution", "process_substitution"):
+                script = self.sub_script(child)
+                self.commands.extend(script.commands)
+                self.functions.extend(script.functions)
+            else:
+                self._children(child, pipeline, stage, background, ())
+
+    def _new_pipeline(self) -> int:
+        self.pipelines += 1
+        return self.pipelines
+
+    def redirect(self, node: Any) -> Redirect:
+        kind = node.type
+        if kind == "heredoc_redirect":
+            # The body as written: fed to a shell, it is parsed like any script (an
+            # unquoted delimiter's expansions then show up as run-time words).
+            body = "".join(self.text(c) for c in node.named_children if c.type == "heredoc_body")
+            return Redirect("<<", None, body)
+        if kind == "herestring_redirect":
+            target = self.word(node.named_children[-1]) if node.named_children else None
+            return Redirect("<<<", target, target.value if target else None)
+        fd_node = node.child_by_field_name("descriptor")
+        dest = node.child_by_field_name("destination")
+        op = next((self.text(c) for c in node.children if not c.is_named), ">")
+        return Redirect(op, self.word(dest) if dest is not None else None,
+                        fd=self.text(fd_node) if fd_node is not None else None)
+
+    def command(self, node: Any, pipeline: int | None, stage: int, background: bool,
+                redirects: tuple[Redirect, ...]) -> None:
+        words: list[Word] = []
+        assignments: list[Word] = []
+        own_redirects = list(redirects)
+        for child in node.named_children:
+            if child.type == "variable_assignment":
+                assignments.append(self.word(child))
+            elif child.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
+                own_redirects.append(self.redirect(child))
+            elif child.type == "subshell":  # `$( … )` parsed oddly as an argument
+                words.append(Word(self.text(child), None, (self.sub_script(child),)))
+            else:
+                words.append(self.word(child))
+        self.commands.append(Simple(tuple(words), tuple(assignments), tuple(own_redirects),
+                                    pipeline if pipeline is not None else self._new_pipeline(),
+                                    stage, background))
+
+
+def _parse_tree_sitter(command: str, depth: int) -> Script | None:
+    source = command.encode("utf-8", "surrogatepass")
+    tree = _ts_parser().parse(source)
+    if tree.root_node.has_error:
+        return None
+    walker = _TreeSitter(source, depth)
+    walker.statement(tree.root_node)
+    return Script(tuple(walker.commands), tuple(walker.functions))
+
+
+# -- bashlex (second opinion) --------------------------------------------------------------
+
+def _parse_bashlex(command: str, depth: int) -> Script | None:
+    try:
+        import bashlex
+
+        trees = bashlex.parse(command)
+    except Exception:  # bashlex raises many kinds of errors on what it cannot parse
+        return None
+    converter = _Bashlex(command, depth)
+    for tree in trees:
+        converter.node(tree)
+    return Script(tuple(converter.commands), tuple(converter.functions), parser="bashlex")
+
+
+class _Bashlex:
+    def __init__(self, source: str, depth: int) -> None:
+        self.source = source
+        self.depth = depth
+        self.commands: list[Simple] = []
+        self.functions: list[Function] = []
+        self.pipelines = 0
+
+    def word(self, node: Any) -> Word:
+        subs: list[Script] = []
+        dynamic = False
+        for part in getattr(node, "parts", []):
+            if part.kind in ("commandsubstitution", "processsubstitution"):
+                inner = _Bashlex(self.source, self.depth + 1)
+                inner.node(part.command)
+                subs.append(Script(tuple(inner.commands), tuple(inner.functions),
+                                   parser="bashlex"))
+                dynamic = True
+            elif part.kind in ("parameter", "tilde"):
+                dynamic = dynamic or part.kind == "parameter"
+        text = self.source[node.pos[0]:node.pos[1]]
+        return Word(text, None if dynamic else node.word, tuple(subs))
+
+    def node(self, node: Any, pipeline: int | None = None, stage: int = 0,
+             background: bool = False) -> None:
+        kind = node.kind
+        if kind == "command":
+            words, assignments, redirects = [], [], []
+            for part in node.parts:
+                if part.kind == "word":
+                    words.append(self.word(part))
+                elif part.kind == "assignment":
+                    assignments.append(self.word(part))
+                elif part.kind == "redirect":
+                    target = part.output if hasattr(part.output, "kind") else None
+                    body = getattr(part, "heredoc", None)
+                    redirects.append(Redirect(part.type, self.word(target) if target else None,
+                                              body.value if body is not None else None))
+            if pipeline is None:
+                self.pipelines += 1
+                pipeline = self.pipelines
+            self.commands.append(Simple(tuple(words), tuple(assignments), tuple(redirects),
+                                        pipeline, stage, background))
+        elif kind == "pipeline":
+            self.pipelines += 1
+            stages = [p for p in node.parts if p.kind != "pipe"]
+            for index, part in enumerate(stages):
+                self.node(part, self.pipelines, index, background)
+        elif kind == "list":
+            parts = node.parts
+            for index, part in enumerate(parts):
+                if part.kind == "operator":
+                    continue
+                nxt = parts[index + 1] if index + 1 < len(parts) else None
+                bg = nxt is not None and nxt.kind == "operator" and nxt.op == "&"
+                self.node(part, None, 0, bg)
+        elif kind == "function":
+            inner = _Bashlex(self.source, self.depth + 1)
+            for part in node.parts[1:]:
+                inner.node(part)
+            self.functions.append(Function(node.name.word, Script(
+                tuple(inner.commands), tuple(inner.functions), parser="bashlex")))
+        else:
+            for part in getattr(node, "parts", []) or []:
+                self.node(part, pipeline, stage, background)
+            for attr in ("list", "command"):
+                child = getattr(node, attr, None)
+                if child is not None and hasattr(child, "kind"):
+                    self.node(child, pipeline, stage, background)
+
+
+# -- entry point ------------------------------------------------------------------------
+
+_DOUBLE_BRACKETS = re.compile(r"(?<![\w\]])\[\[(?=\s)|(?<=\s)\]\](?![\w\[])")
+
+
+def parse(command: str, depth: int = 0) -> Script:
+    """The script of a shell string; `error` set when no method could analyse it.
+
+    Methods, in order: tree-sitter-bash; bashlex; and, for the `[[ … ]]` forms both
+    stumble on (`[[ -d / ]]`), the same string with `[[ … ]]` read as a `test …`
+    command: that lists a superset of the commands that can run (the operands become
+    words of `test`, nothing is hidden).
+    """
+    if depth > MAX_DEPTH:
+        return Script(error="nested too deeply", parser="none")
+    script = _parse_tree_sitter(command, depth) or _parse_bashlex(command, depth)
+    if script is None and "[[" in command:
+        script = _parse_tree_sitter(_DOUBLE_BRACKETS.sub(
+            lambda m: "test" if m.group(0) == "[[" else "", command), depth)
+    return script if script is not None else rough(command)
+
+
+_OPERATORS = frozenset({";", "&&", "||", "|", "&", "|&", "\n", ";;", "(", ")", "{", "}"})
+
+
+def rough(command: str) -> Script:
+    """A last-resort reading of a string no parser accepts: split on operators and
+    blanks, every segment taken as a command with literal words. Used only so the
+    blacklist still sees what may run; such a script is never trusted to allow."""
+    import shlex
+
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|<>()\n")
+    lexer.whitespace = " \t\r"
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    try:
+        tokens = list(lexer)
+    except ValueError:  # unbalanced quotes: fall back to blanks
+        tokens = re.split(r"[\s;&|()]+", command)
+    commands: list[Simple] = []
+    words: list[Word] = []
+    for token in [*tokens, ";"]:
+        if token in _OPERATORS or set(token) <= set("<>&"):
+            if words:
+                commands.append(Simple(tuple(words), pipeline=len(commands) + 1))
+            words = []
+        elif token:
+            for part in token.replace("$(", " ").replace("`", " ").split():
+                words.append(Word(part, part))
+    return Script(tuple(commands), error="neither tree-sitter-bash nor bashlex can parse it",
+                  parser="rough")
