@@ -118,18 +118,34 @@ def _rm(inv: Invocation, ctx: Context) -> Match | None:
     return None
 
 
+# Options that do not narrow what find selects (global options, depth, traversal).
+_FIND_UNFILTERED = frozenset({"-depth", "-maxdepth", "-mindepth", "-xdev", "-mount",
+                              "-follow", "-noleaf", "-ignore_readdir_race", "-d", "-print",
+                              "-print0", "-daystart", "-regextype", "-warn", "-nowarn"})
+
+
 def _find(inv: Invocation, ctx: Context) -> Match | None:
-    words = list(inv.argv[1:])
+    """`find / -delete`, `find ~ -exec rm -rf {} +`: everything under a critical start
+    path. A test that narrows the selection (`-name`, `-type`, `-mtime`, …) makes it an
+    ordinary scoped delete."""
+    words = [w.shown for w in inv.argv[1:]]
+    while (words and words[0] in ("-L", "-H", "-P")) or (words and words[0].startswith("-O")):
+        words.pop(0)
     starts = []
-    for word in words:
-        if word.shown.startswith(("-", "(", "!")):
-            break
-        starts.append(word)
-    values = {w.shown for w in words}
-    destructive = "-delete" in values or any(
-        name(words[i + 1]) in ("rm", "shred", "unlink")
-        for i, w in enumerate(words[:-1]) if w.shown in ("-exec", "-execdir", "-ok", "-okdir"))
-    if destructive and any(_critical(w, ctx, relative=True) for w in starts or [Word(".", ".")]):
+    while words and not words[0].startswith(("-", "(", "!")):
+        starts.append(Word(words[0], words[0]))
+        words.pop(0)
+    action = next((i for i, w in enumerate(words)
+                   if w == "-delete" or (w in ("-exec", "-execdir", "-ok", "-okdir")
+                                         and i + 1 < len(words)
+                                         and words[i + 1].rsplit("/", 1)[-1]
+                                         in ("rm", "shred", "unlink"))), None)
+    if action is None:
+        return None
+    tests = [w for w in words[:action] if w.startswith("-") and w not in _FIND_UNFILTERED]
+    if tests or any(w in ("(", "!", "-o", "-not") for w in words[:action]):
+        return None
+    if any(_critical(w, ctx, relative=True) for w in starts or [Word(".", ".")]):
         return _match(RECURSIVE_DELETE, inv)
     return None
 
@@ -207,8 +223,8 @@ def _git(inv: Invocation, ctx: Context) -> Match | None:
             "W" in letters or "--worktree" in longs)
         dangerous = not staged_only and any(v in (".", "./", ":/", "*") for v in values)
     elif sub == "branch":
-        dangerous = "D" in letters or (("d" in letters or "--delete" in longs)
-                                       and ("f" in letters or "--force" in longs))
+        dangerous = bool(operands) and ("D" in letters or (
+            ("d" in letters or "--delete" in longs) and ("f" in letters or "--force" in longs)))
     return _match(GIT_DESTRUCTIVE, inv, sub=sub) if dangerous else None
 
 
@@ -233,6 +249,8 @@ def sleep_seconds(args: list[Word]) -> float | None:
 
 
 def _sleep(inv: Invocation, ctx: Context) -> Match | None:
+    if any(w.shown in ("--help", "--version") for w in inv.argv[1:]):
+        return None
     seconds = sleep_seconds(list(inv.argv[1:]))
     if seconds is None or seconds > MAX_SLEEP_SECONDS:
         shown = "?" if seconds is None else f"{seconds:g}"
@@ -254,7 +272,7 @@ _COMPUTED_AS = ("rm", "chmod", "chown", "dd", "shred")
 
 
 def _program_matcher(program: str) -> Matcher | None:
-    if program.startswith("mkfs"):
+    if program == "mkfs" or program.startswith("mkfs."):
         return _mkfs
     return _BY_PROGRAM.get(program)
 
@@ -293,13 +311,16 @@ def _runs_stdin_as_code(words: tuple[Word, ...]) -> bool:
     """An interpreter given no code or script of its own reads code from stdin."""
     if not words or name(words[0]) not in _INTERPRETERS:
         return False
+    shell = name(words[0]) in SHELLS
     for word in words[1:]:
         value = word.shown
         if value in ("-", "/dev/stdin"):
             return True
-        if value in _CODE_FLAGS or (value.startswith("-") and not value.startswith("--")
-                                    and name(words[0]) in SHELLS and "c" in value[1:]):
+        if value in _CODE_FLAGS or value.startswith(("--eval", "--print", "--command")):
             return False
+        if value.startswith("-") and not value.startswith("--") and (
+                ("c" in value[1:]) if shell else value[1:2] in ("c", "m", "e", "E", "p", "r")):
+            return False  # code or a module given on the command line (`-mjson.tool`)
         if not value.startswith("-"):
             return False  # a script file
     return True

@@ -184,18 +184,36 @@ def _find_exec(argv: tuple[Word, ...]) -> Iterator[tuple[Word, ...]]:
                 yield tuple(command)
 
 
+def _fed_text(feeder: Simple) -> str | None:
+    """The static text a command writes to the pipe: `echo`/`printf` arguments, or the
+    heredoc / here-string `cat` passes on."""
+    program = name(feeder.words[0])
+    if program in ("echo", "printf"):
+        values = [w.value for w in feeder.words[1:] if not (w.value or "").startswith("-")]
+        if any(v is None for v in values):
+            return None
+        return " ".join(v for v in values if v is not None).replace("\\n", "\n")
+    if program == "cat" and len(feeder.words) == 1:
+        return next((r.body for r in feeder.redirects if r.op in ("<<", "<<-", "<<<")), None)
+    return None
+
+
 def _piped_text(simples: list[Simple], script: Script, depth: int) -> Iterator[Invocation]:
-    """`echo 'rm -rf /' | sh`: static text piped into a shell reading stdin runs."""
+    """`echo 'rm -rf /' | sh` and `echo / | xargs rm -rf`: static text piped into a
+    shell reading stdin runs; piped into xargs it becomes arguments."""
     by_position = {(s.pipeline, s.stage): s for s in simples if s.words}
     for simple in simples:
-        if not simple.words or simple.stage == 0 or name(simple.words[0]) not in SHELLS:
+        if not simple.words or simple.stage == 0:
             continue
-        if any(not w.shown.startswith("-") for w in simple.words[1:]):
-            continue  # `-c` strings and script files are handled elsewhere
+        program = name(simple.words[0])
         feeder = by_position.get((simple.pipeline, simple.stage - 1))
-        if feeder is None or name(feeder.words[0]) not in ("echo", "printf"):
+        text = _fed_text(feeder) if feeder is not None else None
+        if text is None:
             continue
-        values = [w.value for w in feeder.words[1:] if not (w.value or "").startswith("-")]
-        if all(v is not None for v in values):
-            text = " ".join(v for v in values if v is not None).replace("\\n", "\n")
-            yield from _follow(text, simple, script, (name(simple.words[0]) or "sh",), depth)
+        if program in SHELLS and all(w.shown.startswith("-") for w in simple.words[1:]):
+            yield from _follow(text, simple, script, (program or "sh",), depth)
+        elif program == "xargs":
+            command = _strip_options("xargs", list(simple.words[1:]))
+            if command:
+                argv = (*command, *(Word(v, v) for v in text.split()))
+                yield from _unwrap(simple, script, argv, (argv,), ("xargs",), depth)

@@ -191,6 +191,8 @@ class _TreeSitter:
         if kind in ("command_substitution", "process_substitution"):
             subs.append(self.sub_script(node))
             return None
+        if kind == "simple_expansion" and any(c.isspace() for c in text):
+            raise _Misparse(text)  # `$ ls`: bash reads a lone `$` as a literal
         if kind in ("simple_expansion", "expansion", "arithmetic_expansion", "brace_expression"):
             for child in node.named_children:  # `${x:-$(cmd)}` still runs cmd
                 self._collect_subs(child, subs)
@@ -320,13 +322,20 @@ class _TreeSitter:
                                     stage, background))
 
 
+class _Misparse(Exception):
+    """tree-sitter accepted something bash reads differently."""
+
+
 def _parse_tree_sitter(command: str, depth: int) -> Script | None:
     source = command.encode("utf-8", "surrogatepass")
     tree = _ts_parser().parse(source)
     if tree.root_node.has_error:
         return None
     walker = _TreeSitter(source, depth)
-    walker.statement(tree.root_node)
+    try:
+        walker.statement(tree.root_node)
+    except _Misparse:
+        return None
     return Script(tuple(walker.commands), tuple(walker.functions))
 
 
@@ -431,6 +440,8 @@ def parse(command: str, depth: int = 0) -> Script:
     """
     if depth > MAX_DEPTH:
         return Script(error="nested too deeply", parser="none")
+    if (len(command) - len(command.rstrip("\\"))) % 2:
+        command = command[:-1]  # a line continuation at the very end continues nothing
     script = _parse_tree_sitter(command, depth) or _parse_bashlex(command, depth)
     if script is None and "[[" in command:
         script = _parse_tree_sitter(_DOUBLE_BRACKETS.sub(
