@@ -1,6 +1,6 @@
 """Decision latency of `check`, in process and as a cold command.
 
-    python benchmarks/decision_latency.py [--rounds N]
+    python -m benchmarks.decision_latency [--rounds N]
 
 1. In-process: argv Bash requests and file requests against three layers of 30 rules
    each (user, project, local); p50 and p99 per decision. Target: p50 ≤ 50 µs.
@@ -12,16 +12,15 @@ from __future__ import annotations
 
 import argparse
 import random
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import yaml
 
 from swifty_sandbox import Request, Sandbox, Tool
+
+from .timing import latencies_us, median_ms, percentile
 
 TOOLS = ["git", "npm", "make", "cargo", "pytest", "docker", "kubectl", "rm", "curl", "ls"]
 
@@ -55,11 +54,6 @@ def make_project(root: Path) -> tuple[Path, Path]:
     return project, home
 
 
-def percentile(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
 def in_process(project: Path, home: Path, rounds: int) -> None:
     box = Sandbox(project, home=home)
     rng = random.Random(7)
@@ -71,14 +65,7 @@ def in_process(project: Path, home: Path, rounds: int) -> None:
                             for i in range(200)],
     }
     for name, batch in requests.items():
-        for request in batch:  # warm caches
-            box.check(request)
-        samples = []
-        for _ in range(rounds):
-            for request in batch:
-                start = time.perf_counter_ns()
-                box.check(request)
-                samples.append((time.perf_counter_ns() - start) / 1000)
+        samples = latencies_us(box.check, batch, rounds)
         p50, p99 = percentile(samples, 0.5), percentile(samples, 0.99)
         print(f"{name:16} p50 {p50:7.1f} µs  p99 {p99:7.1f} µs  "
               f"(p50 = {p50 / 50:.2f}x the 50 µs target, n={len(samples)})")
@@ -87,17 +74,9 @@ def in_process(project: Path, home: Path, rounds: int) -> None:
 def cold_start(project: Path, home: Path, runs: int) -> None:
     script = Path(sys.executable).with_name("swifty-sandbox")
     env = {"HOME": str(home), "PATH": "/usr/bin:/bin"}
-
-    def median(argv: list[str]) -> float:
-        times = []
-        for _ in range(runs):
-            start = time.perf_counter()
-            subprocess.run(argv, cwd=project, env=env, check=False, capture_output=True)
-            times.append(time.perf_counter() - start)
-        return statistics.median(times) * 1000
-
-    floor = median([sys.executable, "-c", "pass"])
-    check = median([str(script), "check", "--", "git", "status"])
+    floor = median_ms([sys.executable, "-c", "pass"], runs, cwd=project, env=env)
+    check = median_ms([str(script), "check", "--", "git", "status"], runs, cwd=project,
+                      env=env)
     print(f"cold `check -- git status`: {check:.1f} ms; `python -c pass`: {floor:.1f} ms; "
           f"ratio {check / floor:.2f}x")
 

@@ -1,6 +1,6 @@
 """Per-command cost of confinement, and sandbox set-up time on big trees.
 
-    python benchmarks/run_overhead.py [--runs N] [--no-peers] [--sizes 1000,10000,100000]
+    python -m benchmarks.run_overhead [--runs N] [--no-peers] [--sizes 1000,10000,100000]
 
 1. `swifty-sandbox run -- true` as a whole process, median wall time, interleaved in
    one run with: bare `bwrap` with the same flags and seccomp filter (the floor), and

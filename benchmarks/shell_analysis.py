@@ -1,6 +1,6 @@
 """Shell analysis and blacklist: decision latency and corpus throughput.
 
-    python benchmarks/shell_analysis.py [--rounds N]
+    python -m benchmarks.shell_analysis [--rounds N]
 
 1. `Sandbox.check()` on every command of ../shared/corpora/agent.jsonl (heredocs
    included): p50 and p99 per decision. Target: p50 ≤ 300 µs.
@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,12 +24,9 @@ from swifty_sandbox.policy.analysis import analyse
 from swifty_sandbox.policy.blacklist import check
 from swifty_sandbox.policy.types import Request
 
+from .timing import latencies_us, median_ms, percentile
+
 CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
-
-
-def percentile(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def latency(rounds: int) -> None:
@@ -40,14 +35,7 @@ def latency(rounds: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / ".git").mkdir()
         box = Sandbox(tmp, mode="bypassPermissions")
-        for command in commands:
-            box.check(command)  # warm: parser loaded, caches filled
-        samples = []
-        for _ in range(rounds):
-            for command in commands:
-                start = time.perf_counter_ns()
-                box.check(command)
-                samples.append((time.perf_counter_ns() - start) / 1000)
+        samples = latencies_us(box.check, commands, rounds)
     p50, p99 = percentile(samples, 0.5), percentile(samples, 0.99)
     print(f"agent.jsonl decisions: p50 {p50:.0f} µs, p99 {p99:.0f} µs "
           f"(p50 = {p50 / 300:.2f}x the 300 µs target; n={len(samples)})")
@@ -67,18 +55,9 @@ def throughput() -> None:
 
 def cold(runs: int) -> None:
     script = Path(sys.executable).with_name("swifty-sandbox")
-
-    def median(argv: list[str]) -> float:
-        times = []
-        for _ in range(runs):
-            start = time.perf_counter()
-            subprocess.run(argv, capture_output=True, check=False)
-            times.append(time.perf_counter() - start)
-        return statistics.median(times) * 1000
-
-    floor = median([sys.executable, "-c", "pass"])
-    argv = median([str(script), "check", "--", "git", "status"])
-    string = median([str(script), "check", "-c", "git status"])
+    floor = median_ms([sys.executable, "-c", "pass"], runs)
+    argv = median_ms([str(script), "check", "--", "git", "status"], runs)
+    string = median_ms([str(script), "check", "-c", "git status"], runs)
     print(f"cold check: argv {argv:.0f} ms ({argv / floor:.1f}x python -c pass), "
           f"shell string {string:.0f} ms ({string / floor:.1f}x), floor {floor:.0f} ms")
 
