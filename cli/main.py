@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from .audit import audit_command, policy_group, schema_command
 from .check import check
 from .compile import compile_command
 from .doctor import doctor
@@ -16,5 +17,6 @@ def main() -> None:
     """Confine the shell commands and file operations of an AI coding agent."""
 
 
-for command in (check, run, compile_command, doctor):
+for command in (check, run, compile_command, doctor, audit_command, policy_group,
+                schema_command):
     main.add_command(command)

@@ -20,11 +20,13 @@ class PolicyFileError(SwiftyError):
 
     code = "policy-file"
 
-    def __init__(self, file: str, line: int, column: int, message: str) -> None:
+    def __init__(self, file: str, line: int, column: int, message: str,
+                 kind: str = "schema") -> None:
         self.file = file
         self.line = line
         self.column = column
         self.message = message
+        self.kind = kind  # yaml-syntax | schema | unknown-tool | malformed-rule | invalid-glob
         super().__init__(f"{file}:{line}:{column}: {message}")
 
 

@@ -7,7 +7,7 @@ Fail closed (SPEC §2): a missing file is empty; an unreadable or invalid one ra
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import PolicyFileError
 from .messages import t
-from .rules import Rule, RuleSyntaxError, parse_rule
+from .rules import PathPattern, Rule, RuleSyntaxError, anchor_path_pattern, parse_rule
 from .types import Effect, Mode, SandboxMode, Scope, Settings, Tool
 from .yamlnodes import (
     Source,
@@ -63,9 +63,16 @@ def rule_file_path(scope: Scope, project: Path, home: Path) -> Path:
     return base / SWIFTY_DIR / RULE_FILES[scope]
 
 
-def parse_rules(source: Source, project: Path, home: Path) -> tuple[Rule, ...]:
-    """The rules of one file's text; raises `PolicyFileError` on the first problem."""
+def parse_rules(source: Source, project: Path, home: Path,
+                on_error: Callable[[PolicyFileError], None] | None = None) -> tuple[Rule, ...]:
+    """The rules of one file's text. Raises `PolicyFileError` on the first problem, or,
+    given `on_error`, reports each bad item to it and goes on (the audit's way)."""
     import yaml
+
+    def report(error: PolicyFileError) -> None:
+        if on_error is None:
+            raise error
+        on_error(error)
 
     root = compose(source)
     if root is None or is_null(root):
@@ -74,20 +81,27 @@ def parse_rules(source: Source, project: Path, home: Path) -> tuple[Rule, ...]:
         raise fail(source, root, t("file.not_list", found=describe(root)))
     rules: list[Rule] = []
     for item in root.value:
-        fields = mapping(source, item, ("rule", "effect"))
-        for key in ("rule", "effect"):
-            if key not in fields:
-                raise fail(source, item, t("file.missing_key", key=key))
-        effect = Effect(choice(source, "effect", fields["effect"][1], _EFFECTS))
-        rule_node = fields["rule"][1]
-        text = string(source, "rule", rule_node)
-        mark = rule_node.start_mark
         try:
-            rules.append(parse_rule(text, effect, file=source.name, line=mark.line + 1,
-                                    column=mark.column + 1, project=project, home=home))
-        except RuleSyntaxError as e:
-            raise fail(source, rule_node, str(e)) from e
+            rules.append(_parse_item(source, item, project, home))
+        except PolicyFileError as e:
+            report(e)
     return tuple(rules)
+
+
+def _parse_item(source: Source, item: yaml.Node, project: Path, home: Path) -> Rule:
+    fields = mapping(source, item, ("rule", "effect"))
+    for key in ("rule", "effect"):
+        if key not in fields:
+            raise fail(source, item, t("file.missing_key", key=key))
+    effect = Effect(choice(source, "effect", fields["effect"][1], _EFFECTS))
+    rule_node = fields["rule"][1]
+    text = string(source, "rule", rule_node)
+    mark = rule_node.start_mark
+    try:
+        return parse_rule(text, effect, file=source.name, line=mark.line + 1,
+                          column=mark.column + 1, project=project, home=home)
+    except RuleSyntaxError as e:
+        raise fail(source, rule_node, str(e), e.kind) from e
 
 
 def load_rule_file(scope: Scope, path: Path, project: Path, home: Path) -> RuleFile:
@@ -163,8 +177,14 @@ def _config_layer(source: Source, project: Path, home: Path, *, committed: bool
                     roots.append(root_path)
             values["writable"] = tuple(roots)
         if "denyRead" in box:
-            values["deny_read"] = tuple(
-                string_list(source, "sandbox.denyRead", box["denyRead"][1]))
+            node = box["denyRead"][1]
+            entries = string_list(source, "sandbox.denyRead", node)
+            for item, entry in zip(node.value if entries else [], entries, strict=True):
+                try:  # an invalid glob is an error at its own line, not at match time
+                    PathPattern(entry, anchor_path_pattern(entry, project, home))
+                except RuleSyntaxError as e:
+                    raise fail(source, item, str(e), e.kind) from e
+            values["deny_read"] = tuple(entries)
         if "env" in box:
             env = mapping(source, box["env"][1], ("keep", "drop"))
             if "keep" in env:

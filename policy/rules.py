@@ -29,9 +29,14 @@ _GLOB_SPECIAL = re.compile(r"([\\*?\[\]!#])")
 
 
 class RuleSyntaxError(SwiftyError):
-    """Raised with a translated message; the loader adds file:line:col."""
+    """Raised with a translated message; the loader adds file:line:col. `kind` is the
+    audit finding id: unknown-tool, malformed-rule or invalid-glob."""
 
     code = "rule-syntax"
+
+    def __init__(self, message: str, kind: str = "malformed-rule") -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 class BashPattern:
@@ -156,16 +161,17 @@ class PathPattern:
 def compile_glob(anchored: str, shown: str) -> re.Pattern[str]:
     """The regex for one gitignore pattern; raises `RuleSyntaxError` when invalid."""
     if anchored.startswith("!"):
-        raise RuleSyntaxError(t("rule.negated_glob", rule=shown))
+        raise RuleSyntaxError(t("rule.negated_glob", rule=shown), "invalid-glob")
     from pathspec.patterns.gitignore.base import GitIgnorePatternError
     from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
     try:
         compiled = GitIgnoreSpecPattern(anchored)
     except (GitIgnorePatternError, ValueError) as e:
-        raise RuleSyntaxError(t("rule.bad_glob", rule=shown, error=e)) from e
+        raise RuleSyntaxError(t("rule.bad_glob", rule=shown, error=e), "invalid-glob") from e
     if compiled.include is None or compiled.regex is None:
-        raise RuleSyntaxError(t("rule.bad_glob", rule=shown, error="unmatched `[`"))
+        raise RuleSyntaxError(t("rule.bad_glob", rule=shown, error="unmatched `[`"),
+                              "invalid-glob")
     return compiled.regex
 
 
@@ -223,7 +229,8 @@ def parse_rule(
     tool = Tool.parse(tool_name)
     if tool is None:
         known = ", ".join([*(x.value for x in Tool), "Read", "Write", "Edit", "*"])
-        raise RuleSyntaxError(t("rule.unknown_tool", tool=tool_name, rule=text, known=known))
+        raise RuleSyntaxError(t("rule.unknown_tool", tool=tool_name, rule=text, known=known),
+                              "unknown-tool")
     if pattern is not None and not pattern.strip():
         raise RuleSyntaxError(t("rule.empty_pattern", rule=text, tool=tool.value))
     if pattern is None or pattern.strip() in ("*", "**"):

@@ -50,14 +50,16 @@ def compose(source: Source) -> yaml.Node | None:
         mark = e.problem_mark or e.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         problem = " ".join(p for p in (e.context, e.problem) if p)
-        raise PolicyFileError(source.name, line, col, t("file.yaml", error=problem)) from e
+        raise PolicyFileError(source.name, line, col, t("file.yaml", error=problem),
+                              "yaml-syntax") from e
     except yaml.YAMLError as e:
-        raise PolicyFileError(source.name, 1, 1, t("file.yaml", error=e)) from e
+        raise PolicyFileError(source.name, 1, 1, t("file.yaml", error=e), "yaml-syntax") from e
 
 
-def fail(source: Source, node: yaml.Node, message: str) -> PolicyFileError:
+def fail(source: Source, node: yaml.Node, message: str, kind: str = "schema"
+         ) -> PolicyFileError:
     mark = node.start_mark
-    return PolicyFileError(source.name, mark.line + 1, mark.column + 1, message)
+    return PolicyFileError(source.name, mark.line + 1, mark.column + 1, message, kind)
 
 
 def describe(node: yaml.Node) -> str:

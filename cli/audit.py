@@ -1,0 +1,96 @@
+"""`swifty-sandbox audit` (CI), `policy show`, `schema`."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+
+import click
+
+from swifty_sandbox.policy import find_project
+from swifty_sandbox.policy.audit import ERROR, WARNING, audit, default_paths, shadowing
+from swifty_sandbox.policy.messages import t
+from swifty_sandbox.sandbox import Sandbox
+
+from .common import echo_json, json_option, project_option, reports_errors
+from .sarif import to_sarif
+
+
+@click.command(name="audit")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text",
+              show_default=True)
+@click.option("--strict", is_flag=True, help="Warnings fail too (exit 1).")
+@project_option
+@click.argument("paths", nargs=-1, type=click.Path(dir_okay=False, path_type=Path))
+@reports_errors
+def audit_command(fmt: str, strict: bool, project: Path | None, paths: tuple[Path, ...]) -> None:
+    """Lint rule and config files: exit 0 clean, 1 findings, 2 error.
+
+    Without PATHs: the project's and your own .swifty files.
+    """
+    root = find_project(project or Path.cwd())
+    home = Path.home()
+    files = list(paths) or default_paths(root, home)
+    findings = audit(files, root, home)
+    if fmt == "json":
+        echo_json({"findings": [f.as_json() for f in findings]})
+    elif fmt == "sarif":
+        from swifty_sandbox import __version__
+
+        click.echo(json.dumps(to_sarif(findings, __version__, Path.cwd()), indent=2))
+    else:
+        for f in findings:
+            click.echo(f"{f.file}:{f.line}:{f.column}: {f.level}[{f.id}]: {f.message}")
+            click.echo(f"    {f.hint}")
+        counts = {level: sum(f.level == level for f in findings)
+                  for level in (ERROR, WARNING, "note")}
+        click.echo(t("audit.summary", errors=counts[ERROR], warnings=counts[WARNING],
+                     notes=counts["note"], count=len(files)) if findings
+                   else t("audit.clean", count=len(files)), err=True)
+    failing = {ERROR, WARNING} if strict else {ERROR}
+    raise SystemExit(1 if any(f.level in failing for f in findings) else 0)
+
+
+@click.group(name="policy")
+def policy_group() -> None:
+    """Inspect the effective policy."""
+
+
+@policy_group.command(name="show")
+@project_option
+@json_option
+@reports_errors
+def policy_show(project: Path | None, as_json: bool) -> None:
+    """Every rule of the three layers, highest priority first, and which later rule of
+    the same file shadows it — for "why was this allowed?"."""
+    box = Sandbox(project)
+    rows = []
+    for layer in box.policy.layers:
+        shadowed = shadowing(layer.rules)
+        for i, rule in reversed(list(enumerate(layer.rules))):
+            by = shadowed.get(i)
+            rows.append({"layer": layer.scope.value, "file": rule.file, "line": rule.line,
+                         "rule": rule.text, "effect": rule.effect.value,
+                         "shadowed_by": f"{by.text} (line {by.line})" if by else None})
+    if as_json:
+        echo_json({"mode": box.effective_mode.value,
+                   "sandbox": box.effective_sandbox_mode.value, "rules": rows})
+        return
+    click.echo(f"mode: {box.effective_mode.value}   sandbox: "
+               f"{box.effective_sandbox_mode.value}   profile: {box.policy.profile.name}")
+    click.echo("(deny in any layer wins; otherwise the highest layer with a match; in a "
+               "file the last match)")
+    for row in rows:
+        note = f"   shadowed by {row['shadowed_by']}" if row["shadowed_by"] else ""
+        click.echo(f"{row['layer']:8} {row['file']}:{row['line']}  {row['effect']:5}  "
+                   f"{row['rule']}{note}")
+
+
+@click.command(name="schema")
+@click.argument("which", type=click.Choice(["permissions", "config"]), default="permissions")
+def schema_command(which: str) -> None:
+    """Print the JSON Schema of permissions*.yaml or config.yaml (for editors:
+    `# yaml-language-server: $schema=…`)."""
+    text = (resources.files("swifty_sandbox.profiles") / f"{which}.schema.json").read_text()
+    click.echo(text, nl=False)

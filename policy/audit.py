@@ -1,0 +1,215 @@
+"""`audit`: what is wrong, dead or dangerous in rule and config files (SPEC §6).
+
+Every finding has a stable id (the SARIF rule id), a level, a position, a message and a
+fix hint, all from the message table. Pure: reads the files it is given, nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import PolicyFileError
+from .loader import CONFIG_FILE, SWIFTY_DIR, _config_layer, is_within, parse_rules
+from .messages import t
+from .rules import Rule
+from .types import Effect, Request, Scope, Tool
+from .yamlnodes import Source, read_source
+
+ERROR, WARNING, NOTE = "error", "warning", "note"
+
+# id → default level. The order is the SARIF rules order.
+FINDINGS: dict[str, str] = {
+    "yaml-syntax": ERROR,
+    "schema": ERROR,
+    "unknown-tool": ERROR,
+    "malformed-rule": ERROR,
+    "invalid-glob": ERROR,
+    "shadowed": WARNING,
+    "duplicate": WARNING,
+    "blacklisted": WARNING,
+    "risky-grant": WARNING,
+    "protected-lift": WARNING,
+    "project-loosens": WARNING,
+}
+
+_NETWORK = frozenset({"curl", "wget", "nc", "ncat", "netcat", "ssh", "scp", "sftp", "rsync",
+                      "ftp", "telnet", "socat", "aria2c", "http", "xh"})
+_PRIVILEGE = frozenset({"sudo", "doas", "su", "pkexec", "runuser"})
+_INTERPRETERS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "fish", "eval", "exec", "env",
+                           "xargs", "python", "python3", "python2", "perl", "ruby", "node",
+                           "php", "lua", "deno", "bun", "npx", "source", "."})
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    id: str
+    level: str
+    file: str
+    line: int
+    column: int
+    message: str
+    hint: str
+
+    def as_json(self) -> dict[str, object]:
+        return {"id": self.id, "level": self.level, "file": self.file, "line": self.line,
+                "column": self.column, "message": self.message, "hint": self.hint}
+
+
+def finding(id_: str, file: str, line: int, column: int, level: str | None = None,
+            **params: object) -> Finding:
+    return Finding(id_, level or FINDINGS[id_], file, line, column,
+                   t(f"audit.{id_}", **params), t(f"audit.{id_}.hint", **params))
+
+
+def scope_of(path: Path, home: Path) -> Scope:
+    if path.name.endswith(".local.yaml"):
+        return Scope.LOCAL
+    if is_within(str(path.resolve()), str((home / SWIFTY_DIR).resolve())):
+        return Scope.USER
+    return Scope.PROJECT
+
+
+def default_paths(project: Path, home: Path) -> list[Path]:
+    names = ("permissions.yaml", "permissions.local.yaml", CONFIG_FILE)
+    candidates = [project / SWIFTY_DIR / n for n in names]
+    candidates += [home / SWIFTY_DIR / n for n in ("permissions.yaml", CONFIG_FILE)]
+    return [p for p in dict.fromkeys(candidates) if p.exists()]
+
+
+def audit(paths: Iterable[Path], project: Path, home: Path) -> list[Finding]:
+    """Findings for each file, in file order. Raises `PolicyFileError` only for a file
+    that cannot be read at all."""
+    found: list[Finding] = []
+    for path in paths:
+        source = read_source(path)
+        if source is None:
+            raise PolicyFileError(str(path), 1, 1, t("file.unreadable", error="no such file"))
+        if path.name == CONFIG_FILE or path.name.endswith("config.yaml"):
+            found += _audit_config(source, path, project, home)
+        else:
+            found += audit_rules(source, scope_of(path, home), project, home)
+    return found
+
+
+def _audit_config(source: Source, path: Path, project: Path, home: Path) -> list[Finding]:
+    committed = scope_of(path, home) is Scope.PROJECT and path.parent.parent != home
+    try:
+        _, warnings = _config_layer(source, project, home, committed=committed)
+    except PolicyFileError as e:
+        return [Finding(e.kind, ERROR, e.file, e.line, e.column, e.message,
+                        t(f"audit.{e.kind}.hint"))]
+    return [Finding("project-loosens", WARNING, source.name, 1, 1, w,
+                    t("audit.project-loosens.hint")) for w in warnings]
+
+
+def audit_rules(source: Source, scope: Scope, project: Path, home: Path) -> list[Finding]:
+    errors: list[PolicyFileError] = []
+    try:
+        rules = parse_rules(source, project, home, on_error=errors.append)
+    except PolicyFileError as e:  # the file as a whole: YAML syntax, not a list
+        errors.append(e)
+        rules = ()
+    found = [Finding(e.kind, ERROR, e.file, e.line, e.column, e.message,
+                     t(f"audit.{e.kind}.hint")) for e in errors]
+    found += _dead_rules(rules)
+    for rule in rules:
+        found += _risks(rule, scope, project, home)
+    return sorted(found, key=lambda f: (f.line, f.column, f.id))
+
+
+# -- dead rules --------------------------------------------------------------------------
+
+def covers(later: Rule, earlier: Rule) -> bool:
+    """Whether `later` matches every request `earlier` matches (then, last match
+    winning, `earlier` never decides anything)."""
+    if later.tool is not None and later.tool is not earlier.tool:
+        return False
+    if later.matches_everything:
+        return True
+    if earlier.bash is not None and later.bash is not None:
+        text = earlier.bash.text
+        text = text[:-2] + " *" if text.endswith(":*") else text
+        # `earlier`'s own `*` are taken literally: `git *` covers `git push *`.
+        return later.bash.matches(text) or later.bash.matches(text.removesuffix(" *"))
+    if earlier.path is not None and later.path is not None:
+        return later.path.matches("/" + earlier.path.anchored.lstrip("/"))
+    return False
+
+
+def shadowing(rules: tuple[Rule, ...]) -> dict[int, Rule]:
+    """index of a rule → the later rule of the same file that covers it."""
+    out: dict[int, Rule] = {}
+    for i, rule in enumerate(rules):
+        for later in rules[i + 1:]:
+            if covers(later, rule):
+                out[i] = later
+                break
+    return out
+
+
+def _dead_rules(rules: tuple[Rule, ...]) -> list[Finding]:
+    from .analysis import analyse
+    from .blacklist import check
+
+    found = []
+    seen: dict[tuple[str, Effect], Rule] = {}
+    for i, rule in enumerate(rules):
+        key = (rule.text, rule.effect)
+        if key in seen:
+            first = seen[key]
+            found.append(finding("duplicate", rule.file, rule.line, rule.column,
+                                 rule=rule.text, first=first.line))
+        seen.setdefault(key, rule)
+    duplicates = {(f.line, f.column) for f in found}
+    for i, later in shadowing(rules).items():
+        rule = rules[i]
+        if later.text == rule.text and (later.line, later.column) in duplicates:
+            continue  # reported once, as the duplicate
+        found.append(finding("shadowed", rule.file, rule.line, rule.column, rule=rule.text,
+                             by=later.text, line_by=later.line))
+    for rule in rules:
+        if rule.effect is Effect.ALLOW and rule.bash is not None:
+            command = rule.bash.text.removesuffix(":*").removesuffix(" *").rstrip("*").strip()
+            if command and check(list(analyse(Request.bash(command)).invocations), "/home/u"):
+                found.append(finding("blacklisted", rule.file, rule.line, rule.column,
+                                     rule=rule.text))
+    return found
+
+
+# -- risky grants ------------------------------------------------------------------------
+
+def _risks(rule: Rule, scope: Scope, project: Path, home: Path) -> list[Finding]:
+    if rule.effect is not Effect.ALLOW:
+        return []
+    level = ERROR if scope is Scope.PROJECT else WARNING
+    where = (rule.file, rule.line, rule.column)
+    if rule.tool is None or (rule.tool is Tool.BASH and rule.bash is None):
+        return [finding("risky-grant", *where, level, rule=rule.text,
+                        why=t("audit.why.everything"))]
+    out: list[Finding] = []
+    if rule.bash is not None:
+        words = rule.bash.text.replace(":*", " *").split()
+        program = words[0].rsplit("/", 1)[-1] if words else ""
+        wide = "*" in rule.bash.text
+        why = (t("audit.why.network") if program in _NETWORK else
+               t("audit.why.privilege") if program in _PRIVILEGE else
+               t("audit.why.interpreter") if program in _INTERPRETERS and (
+                   wide or "-c" in words) else None)
+        if why is not None:
+            out.append(finding("risky-grant", *where, level, rule=rule.text, why=why))
+    if rule.tool in (Tool.WRITE_FILE, Tool.EDIT_FILE) and rule.path is not None:
+        pattern = rule.path
+        if pattern.anchored.startswith("/") and not pattern.anchored.startswith(
+                str(project).rstrip("/") + "/"):
+            out.append(finding("risky-grant", *where, WARNING, rule=rule.text,
+                               why=t("audit.why.outside")))
+        samples = [project / ".swifty" / "permissions.local.yaml",
+                   project / ".swifty" / "config.yaml", project / ".git" / "hooks" / "pre-commit",
+                   project / ".git" / "config", home / ".bashrc",
+                   home / ".swifty" / "permissions.yaml"]
+        hit = next((s for s in samples if pattern.matches(str(s))), None)
+        if hit is not None:
+            out.append(finding("protected-lift", *where, level, rule=rule.text, path=hit))
+    return out

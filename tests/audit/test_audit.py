@@ -1,0 +1,192 @@
+"""`audit`: one planted problem per finding id, SARIF, schemas, pre-commit, `policy show`."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from swifty_sandbox.cli.main import main
+from swifty_sandbox.policy.audit import FINDINGS
+
+FIXTURES = Path(__file__).with_name("fixtures")
+ROOT = Path(__file__).resolve().parents[2]
+SARIF_SCHEMA = ROOT.parent / "shared" / "schemas" / "sarif-schema-2.1.0.json"
+
+# fixture → (finding id, line, column). Each fixture plants exactly one problem.
+PLANTED = {
+    "yaml-syntax.yaml": ("yaml-syntax", 5, 3),
+    "schema.yaml": ("schema", 4, 11),
+    "unknown-tool.yaml": ("unknown-tool", 3, 9),
+    "malformed-rule.yaml": ("malformed-rule", 3, 9),
+    "invalid-glob.yaml": ("invalid-glob", 3, 9),
+    "shadowed.yaml": ("shadowed", 1, 9),
+    "duplicate.yaml": ("duplicate", 5, 9),
+    "blacklisted.yaml": ("blacklisted", 3, 9),
+    "risky-grant.yaml": ("risky-grant", 3, 9),
+    "protected-lift.yaml": ("protected-lift", 3, 9),
+}
+
+
+def audit(*args: str, cwd: Path | None = None) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, ["audit", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def repo(project: Path) -> Path:
+    (project / ".swifty").mkdir()
+    return project
+
+
+def plant(repo: Path, fixture: str) -> Path:
+    name = "config.yaml" if "config" in fixture else "permissions.yaml"
+    target = repo / ".swifty" / name
+    shutil.copy(FIXTURES / fixture, target)
+    return target
+
+
+def test_every_finding_id_has_a_fixture() -> None:
+    assert {v[0] for v in PLANTED.values()} | {"project-loosens"} == set(FINDINGS)
+
+
+@pytest.mark.parametrize(("fixture", "expected"), sorted(PLANTED.items()))
+def test_planted_problem_is_found_at_its_line(repo: Path, fixture: str,
+                                             expected: tuple[str, int, int]) -> None:
+    path = plant(repo, fixture)
+    code, out, _ = audit("--format", "json", "--project", str(repo), str(path))
+    findings = json.loads(out)["findings"]
+    assert [(f["id"], f["line"], f["column"]) for f in findings] == [expected], findings
+    assert findings[0]["file"] == str(path) and findings[0]["hint"]
+    assert code == (1 if FINDINGS[expected[0]] == "error" or expected[0] in (
+        "risky-grant", "protected-lift") else 0)
+
+
+def test_project_config_loosening(repo: Path) -> None:
+    path = plant(repo, "project-loosens-config.yaml")
+    code, out, _ = audit("--format", "json", "--strict", "--project", str(repo), str(path))
+    assert [f["id"] for f in json.loads(out)["findings"]] == ["project-loosens"]
+    assert code == 1
+
+
+def test_text_format_and_exit_codes(repo: Path) -> None:
+    path = plant(repo, "shadowed.yaml")
+    code, out, err = audit("--project", str(repo), str(path))
+    assert out.splitlines()[0].startswith(f"{path}:1:9: warning[shadowed]: `Bash(npm test)`")
+    assert code == 0  # warnings fail only with --strict
+    assert audit("--strict", "--project", str(repo), str(path))[0] == 1
+    assert "1 warning(s)" in err
+
+
+def test_clean_file(repo: Path) -> None:
+    path = plant(repo, "clean.yaml")
+    code, out, err = audit("--strict", "--project", str(repo), str(path))
+    assert (code, out) == (0, "") and "no findings" in err
+
+
+def test_risky_grants_are_errors_only_in_the_committed_file(repo: Path, home: Path) -> None:
+    user = home / ".swifty" / "permissions.yaml"
+    user.parent.mkdir()
+    shutil.copy(FIXTURES / "risky-grant.yaml", user)
+    code, out, _ = audit("--format", "json", "--project", str(repo), str(user))
+    assert [f["level"] for f in json.loads(out)["findings"]] == ["warning"] and code == 0
+
+
+def test_default_paths_are_the_project_and_user_files(repo: Path, home: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    plant(repo, "duplicate.yaml")
+    monkeypatch.chdir(repo)
+    code, out, _ = audit("--format", "json")
+    assert [f["id"] for f in json.loads(out)["findings"]] == ["duplicate"]
+
+
+def test_missing_file_is_exit_2(repo: Path) -> None:
+    assert audit(str(repo / "nope.yaml"))[0] == 2
+
+
+def test_sarif_validates_against_the_shared_schema(repo: Path) -> None:
+    if not SARIF_SCHEMA.exists():
+        pytest.fail(f"missing {SARIF_SCHEMA}") if os.environ.get("CI") else pytest.skip(
+            "no shared schemas")
+    paths = [str(plant(repo, f)) for f in ("shadowed.yaml",)]
+    risky = repo / ".swifty" / "permissions.local.yaml"
+    shutil.copy(FIXTURES / "risky-grant.yaml", risky)
+    code, out, _ = audit("--format", "sarif", "--project", str(repo), *paths, str(risky))
+    sarif = json.loads(out)
+    jsonschema.validate(sarif, json.loads(SARIF_SCHEMA.read_text()))
+    results = sarif["runs"][0]["results"]
+    assert [(r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"])
+            for r in results] == [("shadowed", 1), ("risky-grant", 3)]
+    rules = sarif["runs"][0]["tool"]["driver"]["rules"]
+    assert [r["id"] for r in rules] == list(FINDINGS)
+    assert all(rules[r["ruleIndex"]]["id"] == r["ruleId"] for r in results)
+
+
+def _schema(which: str) -> dict[str, object]:
+    result = CliRunner().invoke(main, ["schema", which])
+    assert result.exit_code == 0
+    schema: dict[str, object] = json.loads(result.stdout)
+    jsonschema.Draft7Validator.check_schema(schema)
+    return schema
+
+
+def test_permissions_schema_accepts_good_and_rejects_bad_files() -> None:
+    schema = _schema("permissions")
+    jsonschema.validate(yaml.safe_load((FIXTURES / "clean.yaml").read_text()), schema)
+    for bad in ("schema.yaml", "unknown-tool.yaml"):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(yaml.safe_load((FIXTURES / bad).read_text()), schema)
+
+
+def test_config_schema() -> None:
+    schema = _schema("config")
+    jsonschema.validate({"permissions": {"defaultMode": "plan"},
+                         "sandbox": {"mode": "auto", "writable": ["/tmp/x"],
+                                     "env": {"keep": ["A"]}}}, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"sandbox": {"netwrok": True}}, schema)
+
+
+def test_policy_show(repo: Path, home: Path) -> None:
+    plant(repo, "shadowed.yaml")
+    (home / ".swifty").mkdir()
+    (home / ".swifty" / "permissions.yaml").write_text("- rule: Bash(ls)\n  effect: allow\n")
+    result = CliRunner().invoke(main, ["policy", "show", "--json", "--project", str(repo)])
+    rows = json.loads(result.stdout)["rules"]
+    assert [(r["layer"], r["line"], r["rule"], r["shadowed_by"]) for r in rows] == [
+        ("project", 3, "Bash(npm *)", None),
+        ("project", 1, "Bash(npm test)", "Bash(npm *) (line 3)"),
+        ("user", 1, "Bash(ls)", None),
+    ]
+    text = CliRunner().invoke(main, ["policy", "show", "--project", str(repo)]).stdout
+    assert "shadowed by Bash(npm *) (line 3)" in text
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_pre_commit_hook_with_try_repo(outside_temp: Path) -> None:
+    """The hook definition works through pre-commit itself, on a fixture repository."""
+    pre_commit = Path(sys.executable).with_name("pre-commit")
+    if not pre_commit.exists():
+        pytest.fail("pre-commit is not installed (it is in the [test] extra)")
+    fixture = outside_temp / "team-repo"
+    (fixture / ".swifty").mkdir(parents=True)
+    shutil.copy(FIXTURES / "blacklisted.yaml", fixture / ".swifty" / "permissions.yaml")
+    env = {**os.environ, "PRE_COMMIT_HOME": str(outside_temp / "pre-commit-cache"),
+           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t"}
+    for argv in (["git", "init", "-q"], ["git", "add", "-A"]):
+        subprocess.run(argv, cwd=fixture, check=True, env=env)
+    result = subprocess.run([str(pre_commit), "try-repo", str(ROOT), "swifty-sandbox-audit",
+                             "--all-files"], cwd=fixture, capture_output=True, text=True,
+                            env=env, timeout=600, check=False)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "warning[blacklisted]" in result.stdout
+    assert ".swifty/permissions.yaml:3:9" in result.stdout
