@@ -36,9 +36,10 @@ def audit_command(fmt: str, strict: bool, project: Path | None, paths: tuple[Pat
     if fmt == "json":
         echo_json({"findings": [f.as_json() for f in findings]})
     elif fmt == "sarif":
-        from swifty_sandbox import __version__
+        from importlib.metadata import version
 
-        click.echo(json.dumps(to_sarif(findings, __version__, Path.cwd()), indent=2))
+        click.echo(json.dumps(to_sarif(findings, version("swifty-sandbox"), Path.cwd()),
+                              indent=2))
     else:
         for f in findings:
             click.echo(f"{f.file}:{f.line}:{f.column}: {f.level}[{f.id}]: {f.message}")

@@ -155,7 +155,7 @@ def _dead_rules(rules: tuple[Rule, ...]) -> list[Finding]:
 
     found = []
     seen: dict[tuple[str, Effect], Rule] = {}
-    for i, rule in enumerate(rules):
+    for rule in rules:
         key = (rule.text, rule.effect)
         if key in seen:
             first = seen[key]

@@ -282,7 +282,8 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "audit.shadowed": (
         "`{rule}` never applies: `{by}` at line {line_by} comes later and covers it (the "
         "last matching rule of a file wins).",
-        "`{rule}` 永远不会生效：第 {line_by} 行的 `{by}` 在其后且覆盖它（文件中最后匹配的规则生效）。",
+        "`{rule}` 永远不会生效：第 {line_by} 行的 `{by}` 在其后且覆盖它"
+        "（文件中最后匹配的规则生效）。",
     ),
     "audit.shadowed.hint": (
         "Move the narrower rule below the wider one, or delete it.",
@@ -333,8 +334,10 @@ MESSAGES: dict[str, tuple[str, str]] = {
                               "参数不受限的 shell 或解释器可运行任意代码"),
     "audit.why.outside": ("it allows writes outside the project", "它放行项目之外的写入"),
     "audit.clean": ("no findings in {count} file(s)", "{count} 个文件中没有发现问题"),
-    "audit.summary": ("{errors} error(s), {warnings} warning(s), {notes} note(s) in {count} "
-                      "file(s)", "{count} 个文件中有 {errors} 个错误、{warnings} 个警告、{notes} 个提示"),
+    "audit.summary": (
+        "{errors} error(s), {warnings} warning(s), {notes} note(s) in {count} file(s)",
+        "{count} 个文件中有 {errors} 个错误、{warnings} 个警告、{notes} 个提示",
+    ),
     # -- command line ---------------------------------------------------------------
     "cli.need_request": (
         "give a command: `-c 'SHELL STRING'`, `-- CMD ARG...`, `--tool ReadFile PATH` "
