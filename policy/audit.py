@@ -6,6 +6,7 @@ fix hint, all from the message table. Pure: reads the files it is given, nothing
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,8 +115,9 @@ def audit_rules(source: Source, scope: Scope, project: Path, home: Path) -> list
     found = [Finding(e.kind, ERROR, e.file, e.line, e.column, e.message,
                      t(f"audit.{e.kind}.hint")) for e in errors]
     found += _dead_rules(rules)
+    samples = _protected_samples(project, home)
     for rule in rules:
-        found += _risks(rule, scope, project, home)
+        found += _risks(rule, scope, project, samples)
     return sorted(found, key=lambda f: (f.line, f.column, f.id))
 
 
@@ -138,21 +140,46 @@ def covers(later: Rule, earlier: Rule) -> bool:
     return False
 
 
+def _bucket(rule: Rule) -> tuple[object, str] | None:
+    """Where a rule's possible coverers live: rules of its tool whose pattern starts
+    with the same first word. None for rules that may cover anything of their tool."""
+    if rule.matches_everything:
+        return None
+    if rule.bash is not None:
+        first = rule.bash.text.split(" ", 1)[0]
+        return None if "*" in first else (rule.tool, first.removesuffix(":"))
+    return (rule.tool, "")  # path rules: one bucket per tool
+
+
 def shadowing(rules: tuple[Rule, ...]) -> dict[int, Rule]:
-    """index of a rule → the later rule of the same file that covers it."""
+    """index of a rule → the first later rule of the same file that covers it.
+
+    Only rules that could cover are compared (same tool, same first word, or a rule
+    whose first word is a glob): a file of 100 rules is not 5,000 comparisons."""
     out: dict[int, Rule] = {}
-    for i, rule in enumerate(rules):
-        for later in rules[i + 1:]:
-            if covers(later, rule):
-                out[i] = later
-                break
+    buckets: dict[tuple[object, str], list[tuple[int, Rule]]] = {}
+    wide: list[tuple[int, Rule]] = []  # later rules that may cover anything of a tool
+    for i in range(len(rules) - 1, -1, -1):
+        rule = rules[i]
+        key = _bucket(rule)
+        candidates = [*wide, *(buckets.get(key, []) if key is not None else
+                                (c for group in buckets.values() for c in group))]
+        covering = [j for j, later in candidates if covers(later, rule)]
+        if covering:
+            out[i] = rules[min(covering)]
+        (wide if key is None else buckets.setdefault(key, [])).append((i, rule))
     return out
 
 
-def _dead_rules(rules: tuple[Rule, ...]) -> list[Finding]:
+@functools.lru_cache(maxsize=4096)
+def _blacklisted(command: str) -> bool:
     from .analysis import analyse
     from .blacklist import check
 
+    return check(list(analyse(Request.bash(command)).invocations), "/home/u") is not None
+
+
+def _dead_rules(rules: tuple[Rule, ...]) -> list[Finding]:
     found = []
     seen: dict[tuple[str, Effect], Rule] = {}
     for rule in rules:
@@ -172,7 +199,7 @@ def _dead_rules(rules: tuple[Rule, ...]) -> list[Finding]:
     for rule in rules:
         if rule.effect is Effect.ALLOW and rule.bash is not None:
             command = rule.bash.text.removesuffix(":*").removesuffix(" *").rstrip("*").strip()
-            if command and check(list(analyse(Request.bash(command)).invocations), "/home/u"):
+            if command and _blacklisted(command):
                 found.append(finding("blacklisted", rule.file, rule.line, rule.column,
                                      rule=rule.text))
     return found
@@ -180,7 +207,16 @@ def _dead_rules(rules: tuple[Rule, ...]) -> list[Finding]:
 
 # -- risky grants ------------------------------------------------------------------------
 
-def _risks(rule: Rule, scope: Scope, project: Path, home: Path) -> list[Finding]:
+def _protected_samples(project: Path, home: Path) -> tuple[str, ...]:
+    """Paths every protected-path list covers: an allow matching one lifts nothing."""
+    return tuple(str(p) for p in (
+        project / ".swifty" / "permissions.local.yaml", project / ".swifty" / "config.yaml",
+        project / ".git" / "hooks" / "pre-commit", project / ".git" / "config",
+        home / ".bashrc", home / ".swifty" / "permissions.yaml"))
+
+
+def _risks(rule: Rule, scope: Scope, project: Path, samples: tuple[str, ...]
+           ) -> list[Finding]:
     if rule.effect is not Effect.ALLOW:
         return []
     level = ERROR if scope is Scope.PROJECT else WARNING
@@ -205,11 +241,7 @@ def _risks(rule: Rule, scope: Scope, project: Path, home: Path) -> list[Finding]
                 str(project).rstrip("/") + "/"):
             out.append(finding("risky-grant", *where, WARNING, rule=rule.text,
                                why=t("audit.why.outside")))
-        samples = [project / ".swifty" / "permissions.local.yaml",
-                   project / ".swifty" / "config.yaml", project / ".git" / "hooks" / "pre-commit",
-                   project / ".git" / "config", home / ".bashrc",
-                   home / ".swifty" / "permissions.yaml"]
-        hit = next((s for s in samples if pattern.matches(str(s))), None)
+        hit = next((s for s in samples if pattern.matches(s)), None)
         if hit is not None:
             out.append(finding("protected-lift", *where, level, rule=rule.text, path=hit))
     return out

@@ -50,30 +50,13 @@ class BashPattern:
         optional_args = False
         if body.endswith(":*") or (body.endswith(" *") and not body.endswith("\\ *")):
             body, optional_args = body[:-2], True
-        parts: list[str] = []
-        literal_prefix: list[str] = []
-        prefix_open = True
-        i = 0
-        while i < len(body):
-            ch = body[i]
-            if ch == "\\" and i + 1 < len(body) and body[i + 1] == "*":
-                parts.append(re.escape("*"))
-                if prefix_open:
-                    literal_prefix.append("*")
-                i += 2
-                continue
-            if ch == "*":
-                parts.append(".*")
-                prefix_open = False
-            else:
-                parts.append(re.escape(ch))
-                if prefix_open:
-                    literal_prefix.append(ch)
-            i += 1
-        regex = "".join(parts) + ("(?: .*)?" if optional_args else "")
-        self._regex = re.compile(regex, re.DOTALL)
+        # `\*` is a literal star: protect it, split on the real stars, escape the rest.
+        pieces = body.replace("\\*", "\0").split("*")
+        parts = [re.escape(piece).replace("\0", "\\*") for piece in pieces]
         # A startswith() test rejects most rules before the regex runs (hot path).
-        self._prefix = "".join(literal_prefix)
+        self._prefix = pieces[0].replace("\0", "*")
+        regex = ".*".join(parts) + ("(?: .*)?" if optional_args else "")
+        self._regex = re.compile(regex, re.DOTALL)
 
     def matches(self, command_text: str) -> bool:
         return command_text.startswith(self._prefix) and (
