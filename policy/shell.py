@@ -243,22 +243,7 @@ class _TreeSitter:
                                            Script(tuple(inner.commands),
                                                   tuple(inner.functions))))
             self.functions.extend(inner.functions)
-        elif kind in ("program", "list", "compound_statement", "subshell", "if_statement",
-                      "elif_clause", "else_clause", "while_statement", "for_statement",
-                      "c_style_for_statement", "do_group", "case_statement", "case_item",
-                      "negated_command", "test_command", "declaration_command",
-                      "unset_command", "variable_assignments", "variable_assignment",
-                      "binary_expression", "unary_expression", "parenthesized_expression",
-                      "ternary_expression", "postfix_expression", "arithmetic_expansion",
-                      "heredoc_body", "comment", "string", "concatenation", "word"):
-            self._children(node, pipeline, stage, background, redirects)
-        elif kind in ("command_substitution", "process_substitution", "simple_expansion",
-                      "expansion"):
-            for script in [self.sub_script(node)] if kind.endswith("substitution") else []:
-                self.commands.extend(script.commands)
-                self.functions.extend(script.functions)
-            self._children(node, pipeline, stage, background, redirects)
-        else:
+        else:  # lists, compound commands, loops, conditions, …: what they contain
             self._children(node, pipeline, stage, background, redirects)
 
     def _children(self, node: Any, pipeline: int | None, stage: int, background: bool,
