@@ -133,8 +133,13 @@ def covers(later: Rule, earlier: Rule) -> bool:
     if earlier.bash is not None and later.bash is not None:
         text = earlier.bash.text
         text = text[:-2] + " *" if text.endswith(":*") else text
-        # `earlier`'s own `*` are taken literally: `git *` covers `git push *`.
-        return later.bash.matches(text) or later.bash.matches(text.removesuffix(" *"))
+        # Each `*` of `earlier` stands for any text: a character no literal of `later`
+        # can match stands in for it, so only a `*` of `later` covers it (`git *`
+        # covers `git push *`; `ls \*` does not cover `ls *`). A trailing ` *` also
+        # matches no arguments at all: `later` must match that form too.
+        probe = text.replace("\\*", "\x01").replace("*", "\x00").replace("\x01", "*")
+        forms = [probe, probe.removesuffix(" \x00")] if probe.endswith(" \x00") else [probe]
+        return all(later.bash.matches(form) for form in forms)
     if earlier.path is not None and later.path is not None:
         return later.path.matches("/" + earlier.path.anchored.lstrip("/"))
     return False

@@ -192,3 +192,28 @@ def test_pre_commit_hook_with_try_repo(outside_temp: Path) -> None:
     assert result.returncode == 1, result.stdout + result.stderr
     assert "warning[blacklisted]" in result.stdout
     assert ".swifty/permissions.yaml:3:9" in result.stdout
+
+
+@pytest.mark.parametrize(("earlier", "later", "covered"), [
+    ("Bash(git push *)", "Bash(git *)", True),
+    ("Bash(git *)", "Bash(git push *)", False),
+    ("Bash(git *)", "Bash(git)", False),
+    ("Bash(git status)", "Bash(git *)", True),
+    ("Bash(ls *)", "Bash(ls \\*)", False),
+    ("Bash(npm test:*)", "Bash(npm *)", True),
+    ("Bash(make)", "Bash", True),
+    ("ReadFile(src/a.py)", "ReadFile(src/**)", True),
+    ("ReadFile(src/**)", "ReadFile(src/a.py)", False),
+    ("ReadFile(x)", "WriteFile(**)", False),
+    ("ReadFile(x)", "*", True),
+])
+def test_covers(project: Path, home: Path, earlier: str, later: str, covered: bool) -> None:
+    from swifty_sandbox.policy.audit import covers
+    from swifty_sandbox.policy.rules import Rule, parse_rule
+    from swifty_sandbox.policy.types import Effect
+
+    def rule(text: str) -> Rule:
+        return parse_rule(text, Effect.ALLOW, file="f", line=1, column=1, project=project,
+                          home=home)
+
+    assert covers(rule(later), rule(earlier)) is covered
