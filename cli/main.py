@@ -1,22 +1,41 @@
-"""The `swifty-sandbox` command group."""
+"""The `swifty-sandbox` command group.
+
+Subcommands are imported when invoked (click's lazy-group pattern): `run` and `check`
+are on an agent's hot path and should not pay for `audit`'s or `doctor`'s imports.
+"""
 
 from __future__ import annotations
 
+import importlib
+
 import click
 
-from .audit import audit_command, policy_group, schema_command
-from .check import check
-from .compile import compile_command
-from .doctor import doctor
-from .run import run
+_COMMANDS = {
+    "check": "check:check",
+    "run": "run:run",
+    "compile": "compile:compile_command",
+    "doctor": "doctor:doctor",
+    "audit": "audit:audit_command",
+    "policy": "audit:policy_group",
+    "schema": "audit:schema_command",
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(_COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = _COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module, attr = target.split(":")
+        command = getattr(importlib.import_module(f"{__package__}.{module}"), attr)
+        assert isinstance(command, click.Command)
+        return command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="swifty-sandbox")
 def main() -> None:
     """Confine the shell commands and file operations of an AI coding agent."""
-
-
-for command in (check, run, compile_command, doctor, audit_command, policy_group,
-                schema_command):
-    main.add_command(command)

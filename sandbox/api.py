@@ -18,11 +18,9 @@ from swifty_sandbox.policy import (
     Request,
     SandboxMode,
     Tool,
-    add_rules,
     decide,
     find_project,
     load_policy,
-    local_rules_path,
     suggest_rules,
 )
 from swifty_sandbox.policy.messages import t
@@ -114,6 +112,8 @@ class Sandbox:
     def always_allow(self, request: RequestLike) -> list[str]:
         """Record "always allow" for the request in the local rule file; returns the
         rules added. The policy is reloaded, so the next check sees them."""
+        from swifty_sandbox.policy.store import add_rules, local_rules_path
+
         rules = suggest_rules(self.policy, as_request(request))
         added = add_rules(local_rules_path(self.project), rules, Effect.ALLOW,
                           project=self.policy.project, home=self.policy.home)

@@ -79,7 +79,9 @@ def test_daemon_does_not_survive(attack: Attack) -> None:
             proc.kill()
         time.sleep(0.2)
 
-    attack(f"setsid nohup sleep {marker} >/dev/null 2>&1 & disown; echo started",
+    # The pause lets the daemon finish detaching before the command returns; without
+    # it the control is racy (the executor kills the group before setsid() ran).
+    attack(f"setsid nohup sleep {marker} >/dev/null 2>&1 & disown; sleep 0.5; echo started",
            worked, reset)
 
 
