@@ -77,7 +77,20 @@ def command(argv: list[str], cwd: Path) -> Callable[[], None]:
     return run
 
 
+def fresh_bytecode() -> None:
+    """Byte-compile the package, as `pip install` does: with PYTHONDONTWRITEBYTECODE set
+    (it is on these machines) an edited module would be recompiled on every start."""
+    import compileall
+
+    import swifty_sandbox
+
+    package = Path(swifty_sandbox.__file__).resolve().parent.parent
+    for folder in ("swifty_sandbox", "policy", "sandbox", "cli", "profiles"):
+        compileall.compile_dir(str(package / folder), quiet=1)
+
+
 def per_command(project: Path, runs: int, peers: bool) -> None:
+    fresh_bytecode()
     script = Path(sys.executable).with_name("swifty-sandbox")
     contenders: dict[str, Callable[[], None]] = {
         "bare bwrap (floor)": bare_bwrap(project),
