@@ -23,6 +23,7 @@ from swifty_sandbox.policy import (
     load_policy,
     suggest_rules,
 )
+from swifty_sandbox.policy.loader import is_within
 from swifty_sandbox.policy.messages import t
 
 from .executor import DEVNULL, EXIT_TIMEOUT, Completed
@@ -170,8 +171,9 @@ class Sandbox:
             return _failed(EXIT_DENIED, decision.reason, decision)
         command = shell_argv(request.command) if request.command is not None \
             else list(request.argv or ())
+        here = os.path.realpath(os.getcwd())
         workdir = str(cwd) if cwd is not None else (
-            os.getcwd() if _inside(os.getcwd(), self.project) else str(self.project))
+            here if is_within(here, str(self.project)) else str(self.project))
         limits = Limits(timeout, output_bytes, memory_bytes, processes)
         try:
             if self.effective_sandbox_mode is SandboxMode.OFF:
@@ -183,11 +185,6 @@ class Sandbox:
         except SetupError as e:
             return _failed(EXIT_SETUP, e.diagnostics(), decision)
         return _result(done, decision, timeout)
-
-
-def _inside(path: str, root: Path) -> bool:
-    real = os.path.realpath(path)
-    return real == str(root) or real.startswith(str(root).rstrip("/") + "/")
 
 
 def _failed(code: int, message: str, decision: Decision) -> RunResult:
