@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from swifty_sandbox.policy.loader import is_within
 from swifty_sandbox.policy.rules import PathPattern
 
 _GLOB = re.compile(r"(?<!\\)[*?\[]")
@@ -79,15 +80,11 @@ def expand(groups: Mapping[str, Sequence[PathPattern]], roots: Iterable[str]
     for prefix, members in anchored.items():
         trees.setdefault(prefix, []).extend(members)
     for root in _outermost(trees):
-        inner = [m for r, members in trees.items() if _within(r, root) for m in members]
-        named = names if any(_within(root, r) or _within(r, root) for r in roots) else {}
+        inner = [m for r, members in trees.items() if is_within(r, root) for m in members]
+        named = names if any(is_within(root, r) or is_within(r, root) for r in roots) else {}
         _walk(root, named, inner, found)
     return {g: Expansion(tuple(literal[g]), tuple(p for p in found[g] if p not in literal[g]))
             for g in groups}
-
-
-def _within(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def _combine(regexes: list[re.Pattern[str]]) -> re.Pattern[str] | None:
@@ -102,7 +99,7 @@ def _outermost(roots: Iterable[str]) -> list[str]:
     """Roots without those inside another root, so nothing is walked twice."""
     kept: list[str] = []
     for root in sorted(dict.fromkeys(roots)):
-        if not any(_within(root, k) for k in kept):
+        if not any(is_within(root, k) for k in kept):
             kept.append(root)
     return kept
 
