@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import PolicyFileError
-from .loader import CONFIG_FILE, SWIFTY_DIR, _config_layer, is_within, parse_rules
+from .loader import CONFIG_FILE, SWIFTY_DIR, config_layer, is_within, parse_rules
 from .messages import t
 from .rules import Rule
 from .types import Effect, Request, Scope, Tool
@@ -97,7 +97,7 @@ def audit(paths: Iterable[Path], project: Path, home: Path) -> list[Finding]:
 def _audit_config(source: Source, path: Path, project: Path, home: Path) -> list[Finding]:
     committed = scope_of(path, home) is Scope.PROJECT and path.parent.parent != home
     try:
-        _, warnings = _config_layer(source, project, home, committed=committed)
+        _, warnings = config_layer(source, project, home, committed=committed)
     except PolicyFileError as e:
         return [Finding(e.kind, ERROR, e.file, e.line, e.column, e.message,
                         t(f"audit.{e.kind}.hint"))]

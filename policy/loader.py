@@ -123,7 +123,7 @@ def load_rule_layers(project: Path, home: Path) -> tuple[RuleFile, ...]:
 _SAFE_PROJECT_PROFILES = ("default", "strict")
 
 
-def _config_layer(source: Source, project: Path, home: Path, *, committed: bool
+def config_layer(source: Source, project: Path, home: Path, *, committed: bool
                   ) -> tuple[dict[str, Any], list[str]]:
     """One config file's settings as `Settings` field values, and the warnings.
 
@@ -210,7 +210,7 @@ def load_settings(project: Path, home: Path) -> Settings:
         source = read_source(path)
         if source is None:
             continue
-        values, layer_warnings = _config_layer(source, project, home, committed=committed)
+        values, layer_warnings = config_layer(source, project, home, committed=committed)
         warnings.extend(layer_warnings)
         for key in ("deny_read", "env_drop"):  # lists that only tighten add up
             if key in values and key in merged:
