@@ -20,11 +20,13 @@ from .sarif import to_sarif
 @click.command(name="audit")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text",
               show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option("--strict", is_flag=True, help="Warnings fail too (exit 1).")
 @project_option
 @click.argument("paths", nargs=-1, type=click.Path(dir_okay=False, path_type=Path))
 @reports_errors
-def audit_command(fmt: str, strict: bool, project: Path | None, paths: tuple[Path, ...]) -> None:
+def audit_command(fmt: str, as_json: bool, strict: bool, project: Path | None,
+                  paths: tuple[Path, ...]) -> None:
     """Lint rule and config files: exit 0 clean, 1 findings, 2 error.
 
     Without PATHs: the project's and your own .swifty files.
@@ -33,7 +35,7 @@ def audit_command(fmt: str, strict: bool, project: Path | None, paths: tuple[Pat
     home = Path.home()
     files = list(paths) or default_paths(root, home)
     findings = audit(files, root, home)
-    if fmt == "json":
+    if fmt == "json" or as_json:
         echo_json({"findings": [f.as_json() for f in findings]})
     elif fmt == "sarif":
         from importlib.metadata import version

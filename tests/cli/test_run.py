@@ -93,3 +93,15 @@ def test_doctor_on_this_machine() -> None:
     assert code == 0 and report["ok"]
     assert [c["name"] for c in report["checks"]] == ["platform", "user", "bubblewrap",
                                                      "namespaces", "seccomp"]
+
+
+def test_compile_json(project: Path) -> None:
+    code, out, _ = invoke("compile", "--target", "bwrap", "--json", "--project", str(project))
+    data = json.loads(out)
+    assert code == 0 and data["target"] == "bwrap" and data["argv"][-3:] == ["--", "CMD",
+                                                                              "ARG..."]
+    code, out, _ = invoke("compile", "--target", "seccomp-bpf", "--json", "--project",
+                          str(project))
+    import base64
+
+    assert len(base64.b64decode(json.loads(out)["bpf_base64"])) % 8 == 0
