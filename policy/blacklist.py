@@ -91,8 +91,9 @@ def _critical(word: Word, ctx: Context, *, relative: bool) -> bool:
     stripped = re.sub(r"(/\*|/\.\*|/)+$", "", text)
     if stripped in ("", "/*") and text.startswith("/"):
         return True  # `/`, `//`, `/*`
-    if stripped in _home_forms(ctx) or re.fullmatch(r"~[\w.-]*", stripped):
-        return True  # `~`, `~/`, `$HOME/*`, `~user`
+    if stripped in _home_forms(ctx) or re.fullmatch(r"~[\w.-]*", stripped) or re.fullmatch(
+            r"\$\{HOME:?[-=?+][^}]*\}", stripped):
+        return True  # `~`, `~/`, `$HOME/*`, `~user`, `${HOME:?}`
     if word.value is None and re.fullmatch(r"\$\{?\w+\}?", stripped) and text != stripped:
         return True  # `$DIR/` or `${DIR}/*`: `/` itself when DIR is empty
     if stripped.startswith("/") and stripped.count("/") == 1 and stripped[1:] in _SYSTEM_DIRS:

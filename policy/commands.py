@@ -87,11 +87,23 @@ def _unwrap(simple: Simple, script: Script, argv: tuple[Word, ...],
             break
         if program == "command" and len(argv) > 1 and argv[1].value in ("-v", "-V"):
             break  # `command -v x` looks x up, it does not run it
+        if program == "env" and len(argv) > 2 and argv[1].value in ("-S", "--split-string"):
+            split = argv[2].value  # `env -S 'rm -rf /'` splits the string into argv
+            if split is not None:
+                argv = (*(Word(part, part) for part in split.split()), *argv[3:])
+                forms = (*forms, argv)
+                via = (*via, program)
+                continue
         if program in WRAPPERS:
             rest = _strip_options(program, list(argv[1:]))
             if not rest:
                 break
             argv = tuple(rest)
+            forms = (*forms, argv)
+            via = (*via, program)
+            continue
+        if program == "busybox" and len(argv) > 1 and name(argv[1]) not in SHELLS:
+            argv = argv[1:]  # `busybox rm -rf /` runs the applet `rm`
             forms = (*forms, argv)
             via = (*via, program)
             continue

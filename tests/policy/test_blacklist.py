@@ -37,6 +37,8 @@ DANGEROUS: list[tuple[str, str]] = [
     (RM, "nice -n 19 rm -rf /"), (RM, "ionice -c3 rm -rf /"), (RM, "timeout 10 rm -rf /"),
     (RM, "timeout -s KILL 5 rm -rf /"), (RM, "time rm -rf /"), (RM, "stdbuf -oL rm -rf /"),
     (RM, "sudo env nice rm -rf /"), (RM, "echo / | xargs rm -rf"),
+    (RM, "busybox rm -rf /"), (RM, "env -S 'rm -rf /'"), (RM, 'rm -rf "${HOME:?}"'),
+    (RM, "sudo -s rm -rf /"), (RM, "command -p rm -rf /"), (RM, "watch -n 5 rm -rf /"),
     (RM, "xargs -0 rm -rf / < list"),
     # shells and eval
     (RM, "bash -c 'rm -rf /'"), (RM, 'sh -c "rm -rf /"'), (RM, "zsh -c 'rm -rf ~'"),
@@ -154,7 +156,8 @@ BENIGN = [
     "bash script.sh", "sh -c 'echo hi'", "bash -c 'npm test'", "python3 -m pytest",
     "f() { echo hi; }; f", "retry() { retry_once || retry; }", "eval \"$(ssh-agent -s)\"",
     "eval $(opam env)", "xargs -0 rm -f < files.txt", "mkfs_helper --help",
-    "npm run build && npm test", "make -j4 && make install DESTDIR=/tmp/stage",
+    "npm run build && npm test", "busybox ls -la", "env -S 'make test'",
+    "make -j4 && make install DESTDIR=/tmp/stage",
     "sudo apt-get install -y ripgrep", "docker run --rm -it ubuntu bash",
 ]
 
