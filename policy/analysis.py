@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .commands import Invocation, invocations
-from .shell import Script, Simple, Word, parse
+from .shell import Script, Simple, Word, parse, rough
 from .types import Request
 
 _WRITES = (">", ">>", ">|", "&>", "&>>", "<>")
@@ -42,9 +42,15 @@ def analyse(request: Request) -> BashAnalysis:
         script = Script((Simple(words, pipeline=1),) if words else ())
     else:
         script = parse(request.command or "")
-    found = tuple(invocations(script))
-    opaque = next((e for e in script.errors()), None) or next(
-        (inv.script.error for inv in found if inv.script.error), None)
+    try:
+        found = tuple(invocations(script))
+        opaque = next((e for e in script.errors()), None) or next(
+            (inv.script.error for inv in found if inv.script.error), None)
+    except RecursionError:
+        # Thousands of nested `(` or `$(`: no sound reading, so never allowed; the
+        # blacklist still gets a flat reading of the words.
+        text = request.command if request.command is not None else " ".join(request.argv or ())
+        return BashAnalysis(tuple(invocations(rough(text))), "nested too deeply")
     if opaque is None:
         computed = next((inv for inv in found if inv.program is None), None)
         if computed is not None:

@@ -319,7 +319,7 @@ def _parse_tree_sitter(command: str, depth: int) -> Script | None:
     walker = _TreeSitter(source, depth)
     try:
         walker.statement(tree.root_node)
-    except _Misparse:
+    except (_Misparse, RecursionError):  # deep nesting: the rough reading takes over
         return None
     return Script(tuple(walker.commands), tuple(walker.functions))
 
@@ -334,8 +334,11 @@ def _parse_bashlex(command: str, depth: int) -> Script | None:
     except Exception:  # bashlex raises many kinds of errors on what it cannot parse
         return None
     converter = _Bashlex(command, depth)
-    for tree in trees:
-        converter.node(tree)
+    try:
+        for tree in trees:
+            converter.node(tree)
+    except RecursionError:
+        return None
     return Script(tuple(converter.commands), tuple(converter.functions), parser="bashlex")
 
 
@@ -454,7 +457,7 @@ def rough(command: str) -> Script:
     commands: list[Simple] = []
     words: list[Word] = []
     for token in [*tokens, ";"]:
-        if token in _OPERATORS or set(token) <= set("<>&"):
+        if token in _OPERATORS or set(token) <= set(";&|<>()\n"):
             if words:
                 commands.append(Simple(tuple(words), pipeline=len(commands) + 1))
             words = []

@@ -170,3 +170,15 @@ def test_mutated_real_commands(data: st.DataObject) -> None:
     mutated = base[:position] + insert + base[position:]
     analysis = analyse(Request.bash(mutated))
     check(list(analysis.invocations), "/home/u")
+
+
+@pytest.mark.parametrize("command", [
+    "(" * 3000 + "rm -rf /" + ")" * 3000,
+    "$(" * 3000 + "rm -rf /" + ")" * 3000,
+    "echo " + '"$(echo ' * 600 + "x" + ')"' * 600 + "; rm -rf /",
+])
+def test_absurd_nesting_is_denied_or_unanalysable_never_a_crash(command: str) -> None:
+    from swifty_sandbox.policy.blacklist import check
+
+    analysis = analyse(Request.bash(command))
+    assert check(list(analysis.invocations), "/home/u") is not None
