@@ -109,7 +109,9 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
     for tmp in temp_dirs():
         (private if profile.private_tmp else writable).append(str(tmp))
     writable += [str(p) for p in settings.writable if p.is_dir()]
-    roots = tuple(dict.fromkeys(w for w in writable if os.path.isdir(w)))
+    # Outer roots first: a later bind of `/tmp` would cover a project bound at `/tmp/x`.
+    roots = tuple(sorted(dict.fromkeys(w for w in writable if os.path.isdir(w)),
+                         key=lambda w: w.count("/")))
 
     # 2. Read-only inside writable roots: protected paths and write-deny rules.
     # Basename globs are looked for in the project and configured roots, not in the
@@ -120,6 +122,8 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
     expanded = expand({"read-only": [*policy.protected, *write_patterns], "hidden": secrets},
                       tuple(dict.fromkeys((project, *searched))))
     read_only = [p for p in expanded["read-only"].paths if _inside_any(p, roots)]
+    if project not in roots and _inside_any(project, roots):
+        read_only.insert(0, project)  # plan mode on a project that lives in /tmp
     guard = []
     for relative in _GUARD_WHEN_MISSING:
         path = os.path.join(project, relative)

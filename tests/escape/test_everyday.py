@@ -115,3 +115,15 @@ def test_argv_with_shell_metacharacters_is_data(confined: Runner, project: Path)
     result = ok(confined(["printf", "%s\\n", "$(touch pwned)", "; rm -rf ~", "`id`"]))
     assert result.stdout == "$(touch pwned)\n; rm -rf ~\n`id`\n"
     assert not (project / "pwned").exists()
+
+
+def test_plan_mode_on_a_project_in_tmp_is_read_only(home: Path) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory(dir="/tmp") as tmp:
+        project = Path(tmp).resolve()
+        (project / ".git").mkdir()
+        result = Sandbox(project, home=home, mode="plan").run(
+            ["bash", "-c", "echo x > written.txt; echo done"])
+        assert result.exit_code == 0 and "done" in result.stdout
+        assert not (project / "written.txt").exists()

@@ -22,7 +22,7 @@ def test_default_spec(project: Path, home: Path) -> None:
     (home / ".ssh").mkdir()
     (home / ".netrc").write_text("machine x\n")
     spec = Sandbox(project, home=home).spec()
-    assert spec.writable[0] == str(project) and "/tmp" in spec.writable
+    assert str(project) in spec.writable and "/tmp" in spec.writable
     assert set(spec.read_only) == {str(project / ".git" / "hooks"),
                                    str(project / ".git" / "config")}
     assert spec.pinned == (str(project / ".git"),)
@@ -116,3 +116,16 @@ def test_expansion_is_fast_on_a_big_tree(project: Path, home: Path, count: int) 
     elapsed = time.perf_counter() - start
     assert str(project / "d3" / ".env") in spec.unreadable_files
     assert elapsed < 1.0  # the benchmark measures it; this only catches a blow-up
+
+
+def test_plan_mode_keeps_a_project_under_tmp_read_only(home: Path) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory(dir="/tmp") as tmp:
+        project = Path(tmp).resolve() / "proj"
+        (project / ".git").mkdir(parents=True)
+        spec = Sandbox(project, home=home, mode="plan").spec()
+        assert "/tmp" in spec.writable and str(project) not in spec.writable
+        assert spec.read_only[0] == str(project)
+        default = Sandbox(project, home=home).spec()
+        assert default.writable.index("/tmp") < default.writable.index(str(project))
