@@ -122,8 +122,10 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
     expanded = expand({"read-only": [*policy.protected, *write_patterns], "hidden": secrets},
                       tuple(dict.fromkeys((project, *searched))))
     read_only = [p for p in expanded["read-only"].paths if _inside_any(p, roots)]
-    if project not in roots and _inside_any(project, roots):
-        read_only.insert(0, project)  # plan mode on a project that lives in /tmp
+    if project not in roots and _inside_any(project, (*roots, *private)):
+        # Plan mode on a project that lives in /tmp: read-only, and visible through a
+        # private /tmp too.
+        read_only.insert(0, project)
     guard = []
     for relative in _GUARD_WHEN_MISSING:
         path = os.path.join(project, relative)

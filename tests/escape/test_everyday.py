@@ -117,13 +117,17 @@ def test_argv_with_shell_metacharacters_is_data(confined: Runner, project: Path)
     assert not (project / "pwned").exists()
 
 
-def test_plan_mode_on_a_project_in_tmp_is_read_only(home: Path) -> None:
+@pytest.mark.parametrize("profile", ["default", "strict"])
+def test_plan_mode_on_a_project_in_tmp_is_read_only(home: Path, profile: str) -> None:
     import tempfile
 
+    (home / ".swifty").mkdir(exist_ok=True)
+    (home / ".swifty" / "config.yaml").write_text(f"sandbox: {{profile: {profile}}}\n")
     with tempfile.TemporaryDirectory(dir="/tmp") as tmp:
         project = Path(tmp).resolve()
         (project / ".git").mkdir()
+        (project / "README").write_text("visible\n")
         result = Sandbox(project, home=home, mode="plan").run(
-            ["bash", "-c", "echo x > written.txt; echo done"])
-        assert result.exit_code == 0 and "done" in result.stdout
+            ["bash", "-c", "cat README; echo x > written.txt; echo done"])
+        assert result.exit_code == 0 and result.stdout == "visible\ndone\n", result
         assert not (project / "written.txt").exists()
