@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from .commands import SHELLS, Invocation, name
 from .messages import t
+from .protected import SYSTEM_DIRS
 from .shell import Script, Simple, Word
 
 RECURSIVE_DELETE = "recursive-delete"
@@ -29,11 +30,6 @@ CATEGORIES = (RECURSIVE_DELETE, MKFS, BLOCK_DEVICE, RECURSIVE_PERMISSIONS, FORK_
               PIPE_TO_INTERPRETER, GIT_DESTRUCTIVE, LONG_SLEEP)
 
 MAX_SLEEP_SECONDS = 30.0
-_SYSTEM_DIRS = frozenset({
-    "bin", "boot", "dev", "etc", "home", "lib", "lib32", "lib64", "libx32", "media", "mnt",
-    "nix", "opt", "proc", "root", "run", "sbin", "snap", "srv", "sys", "usr", "var",
-    "Applications", "Library", "System", "Users", "Volumes", "private",
-})
 _BLOCK_DEVICE = re.compile(
     r"^/dev/(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|loop\d|"
     r"dm-\d|md\d|sr\d|sg\d|mapper/|nbd\d|zd\d|bcache\d|mtdblock\d|ubi)")
@@ -96,7 +92,7 @@ def _critical(word: Word, ctx: Context, *, relative: bool) -> bool:
         return True  # `~`, `~/`, `$HOME/*`, `~user`, `${HOME:?}`
     if word.value is None and re.fullmatch(r"\$\{?\w+\}?", stripped) and text != stripped:
         return True  # `$DIR/` or `${DIR}/*`: `/` itself when DIR is empty
-    if stripped.startswith("/") and stripped.count("/") == 1 and stripped[1:] in _SYSTEM_DIRS:
+    if stripped.startswith("/") and stripped.count("/") == 1 and stripped[1:] in SYSTEM_DIRS:
         return True
     # `*`, `.`, `..`, `./`, `../..`
     return relative and (stripped in ("*", ".*", "")

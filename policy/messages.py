@@ -240,6 +240,12 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "无法限制该命令：{platform} 上没有沙箱后端。"
         "如确需不受限运行，请使用 `--sandbox off`。命令未运行。",
     ),
+    "setup.unsafe_root": (
+        "refusing to make {root} writable: that is not a project. Run from a project "
+        "directory, or pass --project DIR. The command did not run.",
+        "拒绝将 {root} 设为可写：它不是一个项目。"
+        "请在项目目录中运行，或传入 --project DIR。命令未运行。",
+    ),
     "run.unconfined": (
         "WARNING: running UNCONFINED (sandbox off): no file-system, network or process "
         "confinement.",

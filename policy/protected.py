@@ -52,3 +52,10 @@ def is_policy_pattern(pattern: str) -> bool:
     """Whether the pattern guards swifty's own files (for the reason text)."""
     return pattern in POLICY_PATTERNS
 
+
+# Top-level system directories: never a writable root, never to be deleted recursively.
+SYSTEM_DIRS: frozenset[str] = frozenset({
+    "bin", "boot", "dev", "etc", "home", "lib", "lib32", "lib64", "libx32", "media", "mnt",
+    "nix", "opt", "proc", "root", "run", "sbin", "snap", "srv", "sys", "usr", "var",
+    "Applications", "Library", "System", "Users", "Volumes", "private",
+})

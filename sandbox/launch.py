@@ -14,6 +14,7 @@ from typing import IO
 
 from swifty_sandbox.policy import SwiftyError
 from swifty_sandbox.policy.messages import t
+from swifty_sandbox.policy.protected import SYSTEM_DIRS
 
 from .executor import DEVNULL, Completed, execute
 from .spec import Limits, SandboxSpec, scrub_env
@@ -58,6 +59,9 @@ def run_confined(spec: SandboxSpec, command: Sequence[str], *,
     from .linux.seccomp import SeccompUnavailable, export
     from .probe import find_bwrap
 
+    for root in spec.writable:
+        if root == "/" or (root.count("/") == 1 and root[1:] in SYSTEM_DIRS):
+            raise SetupError(t("setup.unsafe_root", root=root))
     bwrap = find_bwrap()
     if bwrap is None:
         raise SetupError(t("setup.no_bwrap"))

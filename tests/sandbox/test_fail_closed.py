@@ -65,3 +65,8 @@ def test_doctor_reports_the_failure_and_a_fix(broken_bwrap: Path) -> None:
     assert result.exit_code == 1
     assert "FAIL namespaces" in result.stdout
     assert "fix:" in result.stdout
+
+
+def test_the_file_system_root_is_never_a_writable_project(home: Path) -> None:
+    result = Sandbox("/", home=home).run(["true"])
+    assert result.exit_code == 125 and "refusing to make / writable" in result.stderr
