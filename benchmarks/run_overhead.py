@@ -3,7 +3,8 @@
     python -m benchmarks.run_overhead [--runs N] [--no-peers] [--sizes 1000,10000,100000]
 
 1. `swifty-sandbox run -- true` as a whole process, median wall time, interleaved in
-   one run with: bare `bwrap` with the same flags and seccomp filter (the floor), and
+   one run with: one request to a running `swifty-sandbox serve` (what an agent pays
+   per command), bare `bwrap` with the same flags and seccomp filter (the floor), and
    the two peers a user would pick instead, `codex sandbox` (npm @openai/codex) and
    `srt` (npm @anthropic-ai/sandbox-runtime; needs ripgrep and socat), installed into
    a temporary folder here. Reported as ratios: these machines are noisy.
@@ -89,12 +90,38 @@ def fresh_bytecode() -> None:
         compileall.compile_dir(str(package / folder), quiet=1)
 
 
+def served(project: Path) -> tuple[Callable[[], None], Callable[[], None]]:
+    """One request to a long-lived `swifty-sandbox serve`, as an agent sends it."""
+    import json
+
+    script = Path(sys.executable).with_name("swifty-sandbox")
+    proc = subprocess.Popen([str(script), "serve", "--project", str(project)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stdin is not None and proc.stdout is not None
+    stdin, stdout = proc.stdin, proc.stdout
+
+    def run() -> None:
+        stdin.write(json.dumps({"id": 1, "tool": "Bash", "argv": ["true"]}) + "\n")
+        stdin.flush()
+        assert json.loads(stdout.readline())["exit_code"] == 0
+
+    def stop() -> None:
+        stdin.close()
+        proc.wait()
+        stdout.close()
+
+    run()  # warm: policy loaded, filter built
+    return run, stop
+
+
 def per_command(project: Path, runs: int, peers: bool) -> None:
     fresh_bytecode()
     script = Path(sys.executable).with_name("swifty-sandbox")
+    serve_one, stop_serving = served(project)
     contenders: dict[str, Callable[[], None]] = {
         "bare bwrap (floor)": bare_bwrap(project),
         "swifty-sandbox run": command([str(script), "run", "--", "true"], project),
+        "swifty-sandbox serve": serve_one,
     }
     with tempfile.TemporaryDirectory() as tmp:
         if peers:
@@ -106,6 +133,7 @@ def per_command(project: Path, runs: int, peers: bool) -> None:
                 start = time.perf_counter()
                 run()
                 times[name].append((time.perf_counter() - start) * 1000)
+    stop_serving()
     ours = statistics.median(times["swifty-sandbox run"])
     print(f"\n`run -- true`, median of {runs} (ms), and swifty-sandbox's ratio to each:")
     for name, samples in times.items():

@@ -18,6 +18,7 @@ _COMMANDS = {
     "audit": "audit:audit_command",
     "policy": "audit:policy_group",
     "schema": "audit:schema_command",
+    "serve": "serve:serve",
 }
 
 

@@ -198,6 +198,11 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "(non-interactive). {reason}",
         "已拒绝：需要人工批准但当前为非交互环境。{reason}",
     ),
+    "decision.user_denied": (
+        "Denied by the user. {reason} Do not retry it; choose another way or ask.",
+        "用户已拒绝。{reason} 请勿重试；换一种做法或先询问。",
+    ),
+    "decision.user_allowed": ("Allowed by the user. {reason}", "用户已允许。{reason}"),
     "word.allowed": ("Allowed", "已允许"),
     "word.denied": ("Denied", "已拒绝"),
     "word.ask": ("Needs approval", "需要批准"),

@@ -118,8 +118,12 @@ class Sandbox:
         rules = suggest_rules(self.policy, as_request(request))
         added = add_rules(local_rules_path(self.project), rules, Effect.ALLOW,
                           project=self.policy.project, home=self.policy.home)
-        self.policy = load_policy(self.project, self._home)
+        self.reload()
         return added
+
+    def reload(self) -> None:
+        """Read the settings, profile and rule files again (they changed on disk)."""
+        self.policy = load_policy(self.project, self._home)
 
     @property
     def effective_mode(self) -> Mode:
@@ -143,11 +147,13 @@ class Sandbox:
             return Decision(Effect.DENY, t("decision.noninteractive", reason=decision.reason),
                             decision.layer, decision.category, decision.rule)
         answer = self.ask(request, decision)
+        if answer is Answer.NO:
+            return Decision(Effect.DENY, t("decision.user_denied", reason=decision.reason),
+                            decision.layer, decision.category, decision.rule)
         if answer is Answer.ALWAYS:
             self.always_allow(request)
-        effect = Effect.DENY if answer is Answer.NO else Effect.ALLOW
-        return Decision(effect, decision.reason, decision.layer, decision.category,
-                        decision.rule)
+        return Decision(Effect.ALLOW, t("decision.user_allowed", reason=decision.reason),
+                        decision.layer, decision.category, decision.rule)
 
     def run(
         self,

@@ -1,0 +1,33 @@
+"""`swifty-sandbox serve`: the JSON-lines executor for agents (SPEC §5)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from swifty_sandbox.sandbox import Sandbox
+from swifty_sandbox.sandbox.serve import Server
+
+from .common import mode_option, project_option, reports_errors, sandbox_option, warn
+
+
+@click.command()
+@project_option
+@mode_option
+@sandbox_option
+@reports_errors
+def serve(project: Path | None, mode: str | None, sandbox_mode: str | None) -> None:
+    """Run requests from stdin, one JSON object per line, answering on stdout.
+
+    \b
+      {"id": 1, "tool": "Bash", "command": "npm test", "timeout": 300}
+      {"id": 2, "tool": "ReadFile", "path": ".env"}
+    An ask becomes {"id", "type": "permission_request", …}; answer it with
+    {"id", "type": "permission_response", "allow": true, "always": false}.
+    """
+    box = Sandbox(project, mode=mode, sandbox_mode=sandbox_mode)
+    for warning in box.warnings:
+        warn(warning)
+    Server(box, sys.stdin, sys.stdout).serve()

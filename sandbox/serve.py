@@ -1,0 +1,160 @@
+"""The agent protocol (SPEC §5): JSON lines on stdin/stdout, one process for many
+commands, so each command costs little more than bubblewrap itself.
+
+Requests:  {"id", "tool": "Bash", "command": "…" | "argv": […], "timeout": s}
+           {"id", "tool": "ReadFile" | "WriteFile" | "EditFile", "path": "…"}
+Responses: {"id", "type": "result", …}            `run --json`'s object for Bash,
+                                                   {"decision", "is_error"} for files
+           {"id", "type": "permission_request", "request", "decision"}
+             answered by {"id", "type": "permission_response", "allow", "always"}
+           {"id", "type": "error", "message"}     a line that is not a request
+
+Requests are handled one at a time, in order; while a permission request waits for its
+answer, other lines are kept and handled afterwards. The policy files are re-read when
+they change, so an "always" answer or a user's edit applies to the next request.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import deque
+from collections.abc import Iterator
+from typing import IO, Any
+
+from swifty_sandbox.policy import Decision, Effect, PolicyFileError, Request, Tool
+from swifty_sandbox.policy.loader import CONFIG_FILE, SWIFTY_DIR
+
+from .api import Answer, Sandbox
+
+
+def _policy_files(box: Sandbox) -> list[str]:
+    home = box.policy.home
+    names = ("permissions.yaml", "permissions.local.yaml", CONFIG_FILE)
+    return [str(box.project / SWIFTY_DIR / n) for n in names] + [
+        str(home / SWIFTY_DIR / n) for n in ("permissions.yaml", CONFIG_FILE)]
+
+
+def _signature(paths: list[str]) -> tuple[tuple[int, int] | None, ...]:
+    out: list[tuple[int, int] | None] = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+            out.append((st.st_mtime_ns, st.st_size))
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
+def _request(message: dict[str, Any]) -> Request:
+    tool = Tool.parse(str(message.get("tool", "Bash")))
+    if tool is Tool.BASH:
+        if isinstance(message.get("command"), str):
+            return Request.bash(message["command"])
+        argv = message.get("argv")
+        if isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv):
+            return Request.bash_argv(argv)
+        raise ValueError("a Bash request needs `command` (a string) or `argv` (strings)")
+    if tool is not None and isinstance(message.get("path"), str):
+        return Request.file(tool, message["path"])
+    raise ValueError("`tool` must be Bash, ReadFile, WriteFile or EditFile, with its "
+                     "`command` or `path`")
+
+
+def _response(line: str, id_: object) -> Answer | None:
+    """The answer in `line` if it is the permission response for `id_`."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    if not (isinstance(message, dict) and message.get("type") == "permission_response"
+            and message.get("id") == id_):
+        return None
+    if not message.get("allow"):
+        return Answer.NO
+    return Answer.ALWAYS if message.get("always") else Answer.YES
+
+
+class Server:
+    def __init__(self, box: Sandbox, reader: IO[str], writer: IO[str]) -> None:
+        self.box = box
+        self.reader = reader
+        self.writer = writer
+        self.pending: deque[str] = deque()
+        self.files = _policy_files(box)
+        self.seen = _signature(self.files)
+
+    def send(self, message: dict[str, object]) -> None:
+        self.writer.write(json.dumps(message, ensure_ascii=False) + "\n")
+        self.writer.flush()
+
+    def lines(self) -> Iterator[str]:
+        while True:
+            if self.pending:
+                yield self.pending.popleft()
+                continue
+            line = self.reader.readline()
+            if not line:
+                return
+            yield line
+
+    def refresh(self) -> None:
+        current = _signature(self.files)
+        if current != self.seen:
+            self.box.reload()
+            self.seen = current
+
+    def ask(self, id_: object, request: Request, decision: Decision) -> Answer:
+        self.send({"id": id_, "type": "permission_request", "request": request.describe(),
+                   "decision": decision.as_json()})
+        for index, line in enumerate(self.pending):  # an answer may already be queued
+            response = _response(line, id_)
+            if response is not None:
+                del self.pending[index]
+                return response
+        while True:
+            line = self.reader.readline()
+            if not line:
+                return Answer.NO  # the agent went away: nobody said yes
+            response = _response(line, id_)
+            if response is not None:
+                return response
+            self.pending.append(line)  # another request: handled after this one
+
+    def handle(self, line: str) -> None:
+        try:
+            message = json.loads(line)
+            if not isinstance(message, dict):
+                raise ValueError("a request is a JSON object")
+            request = None if message.get("type") == "permission_response" \
+                else _request(message)
+        except ValueError as e:
+            id_ = message.get("id") if isinstance(locals().get("message"), dict) else None
+            self.send({"id": id_, "type": "error", "message": str(e)})
+            return
+        id_ = message.get("id")
+        if message.get("type") == "permission_response":
+            self.send({"id": id_, "type": "error",
+                       "message": "no permission request with this id is waiting"})
+            return
+        try:
+            self.refresh()
+        except PolicyFileError as e:  # a rule file broke between requests: fail closed
+            self.send({"id": id_, "type": "error", "message": e.diagnostics()})
+            return
+        assert request is not None
+        self.box.ask = lambda req, dec: self.ask(id_, req, dec)
+        if request.tool is Tool.BASH:
+            timeout = message.get("timeout")
+            result = self.box.run(request, timeout=float(timeout) if isinstance(
+                timeout, (int, float)) and timeout > 0 else None)
+            self.send({"id": id_, "type": "result", **result.as_json()})
+        else:
+            decision = self.box.resolve(request)
+            self.send({"id": id_, "type": "result", "decision": decision.as_json(),
+                       "is_error": decision.effect is not Effect.ALLOW})
+
+    def serve(self) -> None:
+        for line in self.lines():
+            if line.strip():
+                self.handle(line)
