@@ -120,3 +120,16 @@ def test_project_defaults_to_git_toplevel(project: Path) -> None:
     assert result.returncode == 1, result.stderr
     assert json.loads(result.stdout)["rule"]["file"] == str(project / ".swifty" /
                                                            "permissions.yaml")
+
+
+def test_argv_check_imports_no_shell_parser(project: Path) -> None:
+    """An argv needs no shell parser: a cold `check -- git status` must not load one."""
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "swifty_sandbox.cli", "check", "--",
+         "git", "status"], cwd=project, capture_output=True, text=True, check=False,
+        env={**os.environ, "HOME": str(project.parent)})
+    assert result.returncode == 0, result.stderr
+    imported = {line.split("|")[-1].strip() for line in result.stderr.splitlines()
+                if line.startswith("import time:")}
+    assert "swifty_sandbox.policy.engine" in imported
+    assert not {m for m in imported if m.startswith(("tree_sitter", "bashlex"))}
