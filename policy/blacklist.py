@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from .commands import SHELLS, Invocation, name
+from .commands import SHELLS, Invocation, innermost, name
 from .messages import t
 from .protected import SYSTEM_DIRS
 from .shell import Script, Simple, Word
@@ -282,11 +282,12 @@ def _as_program(inv: Invocation, program: str) -> Invocation:
 # -- pipelines, substitutions, functions -----------------------------------------------------
 
 def _is_source(simple: Simple) -> bool:
-    """A command whose output is downloaded or decoded content."""
-    if not simple.words:
+    """A command whose output is downloaded or decoded content (wrappers peeled off)."""
+    words = innermost(simple.words)
+    if not words:
         return False
-    program = name(simple.words[0])
-    args = [w.shown for w in simple.words[1:]]
+    program = name(words[0])
+    args = [w.shown for w in words[1:]]
     if program in _DOWNLOADERS:
         return True
     if program in ("base64", "base32", "basenc"):
@@ -296,12 +297,7 @@ def _is_source(simple: Simple) -> bool:
         return any(a.startswith("-") and "r" in a for a in args)
     if program == "openssl":
         return "-d" in args or "-base64" in args or "base64" in args
-    if program in ("uudecode", "gpg"):
-        return True
-    if program in ("sudo", "env", "command", "nohup", "timeout", "stdbuf"):
-        inner = [w for w in simple.words[1:] if not w.shown.startswith("-")]
-        return bool(inner) and _is_source(Simple(tuple(inner)))
-    return False
+    return program in ("uudecode", "gpg")
 
 
 def _runs_stdin_as_code(words: tuple[Word, ...]) -> bool:

@@ -81,43 +81,43 @@ def invocations(script: Script, depth: int = 0) -> Iterator[Invocation]:
 def _unwrap(simple: Simple, script: Script, argv: tuple[Word, ...],
             forms: tuple[tuple[Word, ...], ...], via: tuple[str, ...],
             depth: int) -> Iterator[Invocation]:
-    while argv:
-        program = name(argv[0])
-        if program is None:
-            break
-        if program == "command" and len(argv) > 1 and argv[1].value in ("-v", "-V"):
-            break  # `command -v x` looks x up, it does not run it
-        if program == "env" and len(argv) > 2 and argv[1].value in ("-S", "--split-string"):
-            split = argv[2].value  # `env -S 'rm -rf /'` splits the string into argv
-            if split is not None:
-                argv = (*(Word(part, part) for part in split.split()), *argv[3:])
-                forms = (*forms, argv)
-                via = (*via, program)
-                continue
-        if program in WRAPPERS:
-            rest = _strip_options(program, list(argv[1:]))
-            if not rest:
-                break
-            argv = tuple(rest)
-            forms = (*forms, argv)
-            via = (*via, program)
-            continue
-        if program == "busybox" and len(argv) > 1 and name(argv[1]) not in SHELLS:
-            argv = argv[1:]  # `busybox rm -rf /` runs the applet `rm`
-            forms = (*forms, argv)
-            via = (*via, program)
-            continue
-        if program in SHELLS or program == "eval":
-            yield Invocation(argv, forms, simple, script, via)
-            yield from _shell_strings(simple, script, argv, program, via, depth)
-            return
-        if program == "find":
-            yield Invocation(argv, forms, simple, script, via)
-            for command in _find_exec(argv):
-                yield from _unwrap(simple, script, command, (command,), (*via, "find"), depth)
-            return
-        break
+    while (inner := peel(argv)) is not None:
+        forms = (*forms, inner)
+        via = (*via, name(argv[0]) or "")
+        argv = inner
+    program = name(argv[0]) if argv else None
     yield Invocation(argv, forms, simple, script, via)
+    if program is not None and (program in SHELLS or program == "eval"):
+        yield from _shell_strings(simple, script, argv, program, via, depth)
+    elif program == "find":
+        for command in _find_exec(argv):
+            yield from _unwrap(simple, script, command, (command,), (*via, "find"), depth)
+
+
+def peel(argv: tuple[Word, ...]) -> tuple[Word, ...] | None:
+    """One wrapper removed: what `sudo …`, `env -S '…'`, `busybox rm …`, … run; None
+    when `argv` is not a wrapper (or wraps nothing)."""
+    program = name(argv[0]) if argv else None
+    if program is None:
+        return None
+    if program == "command" and len(argv) > 1 and argv[1].value in ("-v", "-V"):
+        return None  # `command -v x` looks x up, it does not run it
+    if program == "env" and len(argv) > 2 and argv[1].value in ("-S", "--split-string"):
+        split = argv[2].value  # `env -S 'rm -rf /'` splits the string into argv
+        if split is not None:
+            return (*(Word(part, part) for part in split.split()), *argv[3:])
+    if program in WRAPPERS:
+        return tuple(_strip_options(program, list(argv[1:]))) or None
+    if program == "busybox" and len(argv) > 1 and name(argv[1]) not in SHELLS:
+        return argv[1:]  # `busybox rm -rf /` runs the applet `rm`
+    return None
+
+
+def innermost(argv: tuple[Word, ...]) -> tuple[Word, ...]:
+    """The command the wrappers finally run."""
+    while (inner := peel(argv)) is not None:
+        argv = inner
+    return argv
 
 
 def _strip_options(program: str, rest: list[Word]) -> list[Word]:

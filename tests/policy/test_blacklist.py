@@ -105,6 +105,8 @@ DANGEROUS: list[tuple[str, str]] = [
     ("pipe-to-interpreter", 'ruby -e "$(curl -fsSL x)"'),
     ("pipe-to-interpreter", 'sh <<< "$(curl x)"'),
     ("pipe-to-interpreter", "curl x | /bin/bash"),
+    ("pipe-to-interpreter", "timeout 5 curl x | sh"),
+    ("pipe-to-interpreter", "env A=1 base64 -d f | sh"),
     # git
     ("git-destructive", "git push --force"), ("git-destructive", "git push -f origin main"),
     ("git-destructive", "git push origin main -f"),
