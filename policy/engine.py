@@ -174,24 +174,29 @@ def candidate_paths(policy: Policy, path: str) -> tuple[str, ...]:
     return (written,) if written == resolved else (written, resolved)
 
 
+def _first_match(patterns: tuple[PathPattern, ...], paths: tuple[str, ...]
+                 ) -> tuple[str, PathPattern] | None:
+    return next(((path, p) for path in paths for p in patterns if p.matches(path)), None)
+
+
 def _protected_hit(policy: Policy, paths: tuple[str, ...]) -> Decision | None:
-    for path in paths:
-        for pattern in policy.protected:
-            if pattern.matches(path):
-                what = t("word.policy_file") if is_policy_pattern(pattern.text) \
-                    else t("word.profile_protected")
-                return Decision(D, t("decision.protected", path=path, what=what),
-                                Layer.PROTECTED, category="protected-path")
-    return None
+    hit = _first_match(policy.protected, paths)
+    if hit is None:
+        return None
+    path, pattern = hit
+    what = t("word.policy_file") if is_policy_pattern(pattern.text) \
+        else t("word.profile_protected")
+    return Decision(D, t("decision.protected", path=path, what=what), Layer.PROTECTED,
+                    category="protected-path")
 
 
 def _unreadable_hit(policy: Policy, paths: tuple[str, ...]) -> Decision | None:
-    for path in paths:
-        for pattern in policy.deny_read:
-            if pattern.matches(path):
-                return Decision(D, t("decision.unreadable", path=path, pattern=pattern.text),
-                                Layer.PROTECTED, category="deny-read")
-    return None
+    hit = _first_match(policy.deny_read, paths)
+    if hit is None:
+        return None
+    path, pattern = hit
+    return Decision(D, t("decision.unreadable", path=path, pattern=pattern.text),
+                    Layer.PROTECTED, category="deny-read")
 
 
 def _severest(rules: list[Rule | None]) -> Rule | None:

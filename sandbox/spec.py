@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from swifty_sandbox.policy import Effect, Mode, Policy, Tool
 from swifty_sandbox.policy.engine import temp_dirs
 from swifty_sandbox.policy.loader import SeccompProfile, is_within
-from swifty_sandbox.policy.rules import PathPattern, anchor_path_pattern
+from swifty_sandbox.policy.rules import PathPattern
 
 from .expand import expand
 
@@ -60,11 +59,6 @@ def _real(path: str) -> str:
     return os.path.realpath(path)
 
 
-def _patterns(policy: Policy, texts: tuple[str, ...]) -> list[PathPattern]:
-    return [PathPattern(t, anchor_path_pattern(t, policy.project, policy.home),
-                        validate=False) for t in texts]
-
-
 def _rule_patterns(policy: Policy, tools: tuple[Tool, ...]) -> tuple[list[PathPattern], bool]:
     """Path patterns of deny rules for `tools`, and whether one denies every path."""
     patterns: list[PathPattern] = []
@@ -106,8 +100,9 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
     if mode is not Mode.PLAN and not all_writes_denied:
         writable.append(project)
     private: list[str] = []
-    for tmp in temp_dirs():
-        (private if profile.private_tmp else writable).append(str(tmp))
+    temps = [str(tmp) for tmp in temp_dirs()]
+    for tmp in temps:
+        (private if profile.private_tmp else writable).append(tmp)
     writable += [str(p) for p in settings.writable if p.is_dir()]
     # Outer roots first: a later bind of `/tmp` would cover a project bound at `/tmp/x`.
     roots = tuple(sorted(dict.fromkeys(w for w in writable if os.path.isdir(w)),
@@ -116,9 +111,9 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
     # 2. Read-only inside writable roots: protected paths and write-deny rules.
     # Basename globs are looked for in the project and configured roots, not in the
     # shared temp dirs (other programs' files; a walk there would be slow and moot).
-    searched = tuple(r for r in roots if Path(r) not in temp_dirs()) or (project,)
+    searched = tuple(r for r in roots if r not in temps) or (project,)
     read_patterns, _ = _rule_patterns(policy, (Tool.READ_FILE,))
-    secrets = [*_patterns(policy, (*profile.deny_read, *settings.deny_read)), *read_patterns]
+    secrets = [*policy.deny_read, *read_patterns]  # the profile's and settings' denyRead
     expanded = expand({"read-only": [*policy.protected, *write_patterns], "hidden": secrets},
                       tuple(dict.fromkeys((project, *searched))))
     read_only = [p for p in expanded["read-only"].paths if _inside_any(p, roots)]
