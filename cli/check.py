@@ -11,6 +11,7 @@ import click
 from swifty_sandbox.policy import Decision, Effect, Request, Tool, UsageError
 from swifty_sandbox.policy.messages import t
 from swifty_sandbox.sandbox import Sandbox
+from swifty_sandbox.sandbox.api import request_from_json
 
 from .common import (
     TOOL_NAMES,
@@ -26,21 +27,6 @@ from .common import (
 
 EXIT_FOR = {Effect.ALLOW: CheckExit.ALLOW, Effect.DENY: CheckExit.DENY,
             Effect.ASK: CheckExit.ASK}
-
-
-def request_from_json(value: object) -> Request:
-    """A batch line: a JSON string (a shell command) or `{"tool", "command"|"path"}`."""
-    if isinstance(value, str):
-        return Request.bash(value)
-    if isinstance(value, dict):
-        tool = Tool.parse(str(value.get("tool", "Bash")))
-        if tool is Tool.BASH and isinstance(value.get("command"), str):
-            return Request.bash(value["command"])
-        if tool is Tool.BASH and isinstance(value.get("argv"), list):
-            return Request.bash_argv([str(a) for a in value["argv"]])
-        if tool is not None and tool is not Tool.BASH and isinstance(value.get("path"), str):
-            return Request.file(tool, value["path"])
-    raise ValueError("not a command")
 
 
 def _print(decision: Decision, as_json: bool) -> None:

@@ -67,6 +67,26 @@ class RunResult:
         }
 
 
+def request_from_json(value: object) -> Request:
+    """A request as agents and batch files write it: a JSON string (a shell command),
+    or `{"tool": "Bash", "command" | "argv"}` / `{"tool": "ReadFile"…, "path"}`."""
+    if isinstance(value, str):
+        return Request.bash(value)
+    if isinstance(value, dict):
+        tool = Tool.parse(str(value.get("tool", "Bash")))
+        if tool is Tool.BASH:
+            if isinstance(value.get("command"), str):
+                return Request.bash(value["command"])
+            argv = value.get("argv")
+            if isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv):
+                return Request.bash_argv(argv)
+            raise ValueError("a Bash request needs `command` (a string) or `argv` (strings)")
+        if tool is not None and isinstance(value.get("path"), str):
+            return Request.file(tool, value["path"])
+    raise ValueError("`tool` must be Bash, ReadFile, WriteFile or EditFile, with its "
+                     "`command` or `path`")
+
+
 def as_request(request: RequestLike) -> Request:
     """A shell string is a Bash command; a sequence of strings is an argv."""
     if isinstance(request, Request):
@@ -209,4 +229,5 @@ def _result(done: Completed, decision: Decision, timeout: float | None) -> RunRe
     )
 
 
-__all__ = ["EXIT_DENIED", "Answer", "Asker", "RunResult", "Sandbox", "as_request"]
+__all__ = ["EXIT_DENIED", "Answer", "Asker", "RunResult", "Sandbox", "as_request",
+           "request_from_json"]

@@ -20,12 +20,12 @@ import json
 import os
 from collections import deque
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import IO
 
 from swifty_sandbox.policy import Decision, Effect, PolicyFileError, Request, Tool
 from swifty_sandbox.policy.loader import CONFIG_FILE, SWIFTY_DIR
 
-from .api import Answer, Sandbox
+from .api import Answer, Sandbox, request_from_json
 
 
 def _policy_files(box: Sandbox) -> list[str]:
@@ -44,21 +44,6 @@ def _signature(paths: list[str]) -> tuple[tuple[int, int] | None, ...]:
         except OSError:
             out.append(None)
     return tuple(out)
-
-
-def _request(message: dict[str, Any]) -> Request:
-    tool = Tool.parse(str(message.get("tool", "Bash")))
-    if tool is Tool.BASH:
-        if isinstance(message.get("command"), str):
-            return Request.bash(message["command"])
-        argv = message.get("argv")
-        if isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv):
-            return Request.bash_argv(argv)
-        raise ValueError("a Bash request needs `command` (a string) or `argv` (strings)")
-    if tool is not None and isinstance(message.get("path"), str):
-        return Request.file(tool, message["path"])
-    raise ValueError("`tool` must be Bash, ReadFile, WriteFile or EditFile, with its "
-                     "`command` or `path`")
 
 
 def _response(line: str, id_: object) -> Answer | None:
@@ -127,7 +112,7 @@ class Server:
             if not isinstance(message, dict):
                 raise ValueError("a request is a JSON object")
             request = None if message.get("type") == "permission_response" \
-                else _request(message)
+                else request_from_json(message)
         except ValueError as e:
             id_ = message.get("id") if isinstance(locals().get("message"), dict) else None
             self.send({"id": id_, "type": "error", "message": str(e)})
