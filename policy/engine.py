@@ -15,6 +15,7 @@ from .blacklist import check as blacklist_check
 from .loader import (
     Profile,
     RuleFile,
+    expand_home,
     expand_path,
     is_within,
     load_profile,
@@ -166,10 +167,7 @@ def candidate_paths(policy: Policy, path: str) -> tuple[str, ...]:
     named `x.key` too. The resolved one is last: the path sandbox judges it,
     because a write through a dangling symlink lands at its target.
     """
-    home = str(policy.home)
-    if path == "~" or path.startswith("~/"):
-        path = home + path[1:]
-    written = os.path.normpath(os.path.join(policy.project, path))
+    written = os.path.normpath(os.path.join(policy.project, expand_home(path, policy.home)))
     resolved = os.path.realpath(written)
     return (written,) if written == resolved else (written, resolved)
 

@@ -221,10 +221,14 @@ def load_settings(project: Path, home: Path) -> Settings:
 
 # -- paths -----------------------------------------------------------------------------
 
+def expand_home(entry: str, home: Path | str) -> str:
+    """`~` and `~/x` under `home`; anything else as it is (not `~user`)."""
+    return str(home) + entry[1:] if entry == "~" or entry.startswith("~/") else entry
+
+
 def expand_path(entry: str, *, base: Path, home: Path) -> Path:
     """`~`/`~/x` → home; relative → under `base`; then normalised (symlinks resolved)."""
-    if entry == "~" or entry.startswith("~/"):
-        entry = str(home) + entry[1:]
+    entry = expand_home(entry, home)
     path = Path(entry) if entry.startswith("/") else base / entry
     return Path(os.path.realpath(path))
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from swifty_sandbox.policy import Effect, Mode, Policy, Tool
 from swifty_sandbox.policy.engine import temp_dirs
-from swifty_sandbox.policy.loader import SeccompProfile, is_within
+from swifty_sandbox.policy.loader import SeccompProfile, expand_home, is_within
 from swifty_sandbox.policy.rules import PathPattern
 
 from .expand import expand
@@ -142,8 +142,7 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
     if profile.read_roots is not None:
         # Not resolved: `/lib64 -> usr/lib64` must stay at /lib64, where the dynamic
         # linker is looked for; bwrap binds the target there.
-        listed = (str(policy.home) + r[1:] if r.startswith("~/") else r
-                  for r in profile.read_roots)
+        listed = (expand_home(r, policy.home) for r in profile.read_roots)
         read_roots = tuple(dict.fromkeys(
             r for r in (*listed, project, *roots) if os.path.exists(r)))
 
