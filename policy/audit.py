@@ -64,6 +64,12 @@ def finding(id_: str, file: str, line: int, column: int, level: str | None = Non
                    t(f"audit.{id_}", **params), t(f"audit.{id_}.hint", **params))
 
 
+def from_error(e: PolicyFileError) -> Finding:
+    """A file error as a finding: its kind is the finding id."""
+    return Finding(e.kind, ERROR, e.file, e.line, e.column, e.message,
+                   t(f"audit.{e.kind}.hint"))
+
+
 def scope_of(path: Path, home: Path) -> Scope:
     if path.name.endswith(".local.yaml"):
         return Scope.LOCAL
@@ -99,8 +105,7 @@ def _audit_config(source: Source, path: Path, project: Path, home: Path) -> list
     try:
         _, warnings = config_layer(source, project, home, committed=committed)
     except PolicyFileError as e:
-        return [Finding(e.kind, ERROR, e.file, e.line, e.column, e.message,
-                        t(f"audit.{e.kind}.hint"))]
+        return [from_error(e)]
     return [Finding("project-loosens", WARNING, source.name, 1, 1, w,
                     t("audit.project-loosens.hint")) for w in warnings]
 
@@ -112,8 +117,7 @@ def audit_rules(source: Source, scope: Scope, project: Path, home: Path) -> list
     except PolicyFileError as e:  # the file as a whole: YAML syntax, not a list
         errors.append(e)
         rules = ()
-    found = [Finding(e.kind, ERROR, e.file, e.line, e.column, e.message,
-                     t(f"audit.{e.kind}.hint")) for e in errors]
+    found = [from_error(e) for e in errors]
     found += _dead_rules(rules)
     samples = _protected_samples(project, home)
     for rule in rules:
