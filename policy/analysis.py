@@ -8,7 +8,6 @@ from .commands import Invocation, invocations
 from .shell import Script, Simple, Word, parse, rough
 from .types import Request
 
-_WRITES = (">", ">>", ">|", "&>", "&>>", "<>")
 _HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 
 
@@ -29,7 +28,7 @@ class BashAnalysis:
         for simple in seen.values():
             for redirect in simple.redirects:
                 target = redirect.target
-                if (redirect.op in _WRITES and target is not None and target.value
+                if (redirect.writes and target is not None and target.value
                         and target.value not in _HARMLESS_TARGETS
                         and not target.value.isdigit() and target.value != "-"):
                     out.append(target.value)

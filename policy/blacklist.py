@@ -174,7 +174,7 @@ def _block_device(inv: Invocation, ctx: Context) -> Match | None:
 
 def _redirect_to_device(simple: Simple) -> str | None:
     for redirect in simple.redirects:
-        if redirect.op.startswith((">", "&>")) or redirect.op == "<>":
+        if redirect.writes:
             target = redirect.target.shown if redirect.target else ""
             if _BLOCK_DEVICE.match(target):
                 return target

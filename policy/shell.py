@@ -44,6 +44,11 @@ class Redirect:
     body: str | None = None  # heredoc or here-string text, when fed to the command
     fd: str | None = None
 
+    @property
+    def writes(self) -> bool:
+        """Opens its target for writing (`>&` too: `>& file` sends both streams there)."""
+        return self.op in (">", ">>", ">|", "&>", "&>>", "<>", ">&")
+
 
 @dataclass(frozen=True, slots=True)
 class Simple:

@@ -57,6 +57,7 @@ def test_protected_redirect_is_denied(box_for: object) -> None:
 
     box = box_for(mode="bypassPermissions")  # type: ignore[operator]
     for command in ("echo x > .swifty/config.yaml", "cat >> .git/hooks/pre-commit <<EOF\nx\nEOF",
+                    "echo x >& .swifty/permissions.local.yaml",
                     "bash -c 'echo evil >> ~/.bashrc'", "tee -a x > .swifty/permissions.yaml"):
         decision = box.check(command)
         assert (decision.effect, decision.layer) == (Effect.DENY, Layer.PROTECTED), command
