@@ -95,6 +95,17 @@ def literal_path(anchored: str) -> str | None:
     return path if path.startswith("/") else "/" + path
 
 
+def fixed_prefix(anchored: str) -> tuple[str, bool]:
+    """The leading directories without glob characters, and whether that is all."""
+    parts = anchored.strip("/").split("/")
+    fixed: list[str] = []
+    for part in parts:
+        if _GLOB_CHAR.search(part):
+            break
+        fixed.append(_ESCAPED.sub(r"\1", part))
+    return "/" + "/".join(fixed), len(fixed) == len(parts)
+
+
 class PathPattern:
     """A gitignore glob over absolute paths.
 

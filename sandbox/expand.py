@@ -18,10 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from swifty_sandbox.policy.loader import is_within
-from swifty_sandbox.policy.rules import PathPattern
-
-_GLOB = re.compile(r"(?<!\\)[*?\[]")
-_UNESCAPE = re.compile(r"\\(.)")
+from swifty_sandbox.policy.rules import PathPattern, fixed_prefix
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,17 +29,6 @@ class Expansion:
     @property
     def paths(self) -> tuple[str, ...]:
         return (*self.literal, *self.found)
-
-
-def _fixed_prefix(anchored: str) -> tuple[str, bool]:
-    """The leading directories without glob characters, and whether that is all."""
-    parts = anchored.strip("/").split("/")
-    fixed: list[str] = []
-    for part in parts:
-        if _GLOB.search(part):
-            break
-        fixed.append(_UNESCAPE.sub(r"\1", part))
-    return "/" + "/".join(fixed), len(fixed) == len(parts)
 
 
 def expand(groups: Mapping[str, Sequence[PathPattern]], roots: Iterable[str]
@@ -63,7 +49,7 @@ def expand(groups: Mapping[str, Sequence[PathPattern]], roots: Iterable[str]
             if "/" not in pattern.anchored.rstrip("/"):
                 basenames.append(pattern.regex)
                 continue
-            prefix, whole = _fixed_prefix(pattern.anchored)
+            prefix, whole = fixed_prefix(pattern.anchored)
             # `dir/**` names everything below dir, files not yet created included:
             # the directory itself is what must be mounted.
             parts = pattern.anchored.strip("/").split("/")
