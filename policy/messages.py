@@ -265,10 +265,6 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "swifty-sandbox: {reason}\n  {request}\nAllow? [y]es / [n]o / [a]lways: ",
         "swifty-sandbox：{reason}\n  {request}\n是否允许？[y] 是 / [n] 否 / [a] 总是：",
     ),
-    "prompt.always_added": (
-        "Added to {file}: {rules}",
-        "已添加到 {file}：{rules}",
-    ),
     # -- audit ---------------------------------------------------------------------------
     "audit.yaml-syntax.hint": ("Fix the YAML syntax at this position.", "修正此处的 YAML 语法。"),
     "audit.schema.hint": (
