@@ -15,7 +15,12 @@ from .common import echo_json, json_option, reports_errors
 @reports_errors
 def doctor(as_json: bool) -> None:
     """Check bubblewrap, namespaces and seccomp; exit 0 when `run` can confine."""
-    report = diagnose()
+    from pathlib import Path
+
+    from swifty_sandbox.policy.loader import load_settings
+
+    home = Path.home()
+    report = diagnose(load_settings(home, home).bwrap)  # the user's own config only
     if as_json:
         echo_json(report.as_json())
     else:

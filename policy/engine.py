@@ -66,6 +66,11 @@ class Policy:
     deny_read: tuple[PathPattern, ...]  # the profile's and settings' unreadable paths
     roots: tuple[str, ...]  # the path sandbox: project, temp dirs, writable roots
 
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What a committed file said that was ignored because it would loosen."""
+        return (*self.settings.warnings, *(w for f in self.layers for w in f.warnings))
+
 
 def temp_dirs() -> tuple[Path, ...]:
     """The system temp dirs (`/tmp`, `/var/tmp`, `$TMPDIR`), resolved, without repeats."""

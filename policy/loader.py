@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import PolicyFileError
 from .messages import t
-from .rules import PathPattern, Rule, RuleSyntaxError, anchor_path_pattern, parse_rule
+from .rules import (
+    PathPattern,
+    Rule,
+    RuleSyntaxError,
+    anchor_path_pattern,
+    fixed_prefix,
+    parse_rule,
+)
 from .types import Effect, Mode, SandboxMode, Scope, Settings, Tool
 from .yamlnodes import (
     Source,
@@ -51,11 +58,13 @@ class RuleFile:
     path: Path
     rules: tuple[Rule, ...]
     reversed_by_tool: Mapping[Tool, tuple[Rule, ...]] = field(repr=False, compare=False)
+    warnings: tuple[str, ...] = field(default=(), compare=False)
 
     @classmethod
-    def of(cls, scope: Scope, path: Path, rules: tuple[Rule, ...]) -> RuleFile:
+    def of(cls, scope: Scope, path: Path, rules: tuple[Rule, ...],
+           warnings: tuple[str, ...] = ()) -> RuleFile:
         by_tool = {tool: tuple(r for r in reversed(rules) if r.applies_to(tool)) for tool in Tool}
-        return cls(scope, path, rules, by_tool)
+        return cls(scope, path, rules, by_tool, warnings)
 
 
 def rule_file_path(scope: Scope, project: Path, home: Path) -> Path:
@@ -104,10 +113,38 @@ def _parse_item(source: Source, item: yaml.Node, project: Path, home: Path) -> R
         raise fail(source, rule_node, str(e), e.kind) from e
 
 
+def names_outside(rule: Rule, project: Path) -> bool:
+    """Whether a path rule can name anything outside the project, after resolving the
+    symlinks on its fixed leading directories (`..` counts as outside)."""
+    if rule.path is None:
+        return False
+    anchored = rule.path.anchored
+    if "/" not in anchored.rstrip("/"):
+        return False  # a basename at any depth of the project
+    if ".." in anchored.split("/"):
+        return True
+    prefix, _ = fixed_prefix(anchored)
+    return not is_within(os.path.realpath(prefix), str(project))
+
+
 def load_rule_file(scope: Scope, path: Path, project: Path, home: Path) -> RuleFile:
     source = read_source(path)
     rules = parse_rules(source, project, home) if source else ()
-    return RuleFile.of(scope, path, rules)
+    warnings: list[str] = []
+    if scope is Scope.PROJECT and project != home:
+        # The committed file comes from whoever wrote the repository: its rules speak
+        # only of the project. A path outside it (`~/.local/bin/*`, or a link in the repo
+        # that leads to home) is ignored, allow and deny alike — a deny there would make
+        # the sandbox mount, and so touch, paths the author chose outside the project.
+        kept = []
+        for rule in rules:
+            if names_outside(rule, project):
+                warnings.append(t("rules.project_outside", file=rule.file, line=rule.line,
+                                  rule=rule.text))
+            else:
+                kept.append(rule)
+        rules = tuple(kept)
+    return RuleFile.of(scope, path, rules, tuple(warnings))
 
 
 def load_rule_layers(project: Path, home: Path) -> tuple[RuleFile, ...]:
@@ -153,7 +190,7 @@ def config_layer(source: Source, project: Path, home: Path, *, committed: bool
                 values["default_mode"] = mode
     if "sandbox" in top:
         box = mapping(source, top["sandbox"][1],
-                      ("mode", "profile", "writable", "denyRead", "env"))
+                      ("mode", "profile", "writable", "denyRead", "env", "bwrap"))
         if "mode" in box:
             sandbox_mode = SandboxMode(choice(source, "sandbox.mode", box["mode"][1],
                                               tuple(m.value for m in SandboxMode)))
@@ -176,6 +213,15 @@ def config_layer(source: Source, project: Path, home: Path, *, committed: bool
                 else:
                     roots.append(root_path)
             values["writable"] = tuple(roots)
+        if "bwrap" in box:
+            node = box["bwrap"][1]
+            chosen = expand_home(string(source, "sandbox.bwrap", node), home)
+            if not chosen.startswith("/"):
+                raise fail(source, node, t("config.bwrap_absolute", value=chosen))
+            if committed:
+                refuse("sandbox.bwrap", chosen)  # the repository must not pick the sandbox
+            else:
+                values["bwrap"] = chosen
         if "denyRead" in box:
             node = box["denyRead"][1]
             entries = string_list(source, "sandbox.denyRead", node)
@@ -256,7 +302,7 @@ class Profile:
     name: str
     description: str
     read_roots: tuple[str, ...] | None  # None: the whole file system is readable
-    private_tmp: bool
+    tmp: str  # project (a per-project directory at /tmp) | private (empty) | host
     deny_read: tuple[str, ...]
     protected: tuple[str, ...]
     env_drop: tuple[str, ...]
@@ -265,7 +311,8 @@ class Profile:
     seccomp: SeccompProfile
 
 
-_PROFILE_KEYS = ("extends", "description", "read", "privateTmp", "denyRead", "protected",
+TMP_CHOICES = ("project", "private", "host")
+_PROFILE_KEYS = ("extends", "description", "read", "tmp", "denyRead", "protected",
                  "env", "nestedNamespaces", "seccomp")
 _ADDITIVE = ("denyRead", "protected")
 
@@ -375,7 +422,8 @@ def load_profile(name: str, project: Path, _seen: tuple[str, ...] = ()) -> Profi
         name=name,
         description=description,
         read_roots=read_roots,
-        private_tmp=flag("privateTmp", parent.private_tmp if parent else False),
+        tmp=choice(source, "tmp", top["tmp"][1], TMP_CHOICES) if "tmp" in top
+        else (parent.tmp if parent else "project"),
         deny_read=added("denyRead", parent.deny_read if parent else ()),
         protected=added("protected", parent.protected if parent else ()),
         env_drop=(*(parent.env_drop if parent else ()), *(env_drop or ())),

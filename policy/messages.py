@@ -81,6 +81,16 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "opposite effect below it",
         "规则 `{rule}` 不支持 `!` 取反：请在其下方另写一条效果相反的规则",
     ),
+    "config.bwrap_absolute": (
+        "`sandbox.bwrap` must be an absolute path, got `{value}`",
+        "`sandbox.bwrap` 必须是绝对路径，而不是 `{value}`",
+    ),
+    "rules.project_outside": (
+        "{file}:{line}: ignored `{rule}`: a committed project rule may only name paths "
+        "inside the project; put it in ~/.swifty/permissions.yaml",
+        "{file}:{line}：已忽略 `{rule}`：提交到仓库的项目规则只能指向项目内的路径；"
+        "请写入 ~/.swifty/permissions.yaml",
+    ),
     "config.project_loosens": (
         "{file}: ignored `{key}: {value}`: a committed project file cannot loosen "
         "confinement; set it in ~/.swifty/config.yaml or on the command line",
@@ -246,10 +256,41 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "如确需不受限运行，请使用 `--sandbox off`。命令未运行。",
     ),
     "setup.unsafe_root": (
-        "refusing to make {root} writable: that is not a project. Run from a project "
-        "directory, or pass --project DIR. The command did not run.",
-        "拒绝将 {root} 设为可写：它不是一个项目。"
-        "请在项目目录中运行，或传入 --project DIR。命令未运行。",
+        "refusing to make {root} writable: that is not a project (/, a system directory, "
+        "your home or a directory above it). Run from a project directory, or pass "
+        "--project DIR; to really allow it, name it in `sandbox.writable` of "
+        "~/.swifty/config.yaml. The command did not run.",
+        "拒绝将 {root} 设为可写：它不是一个项目（/、系统目录、主目录或其上级目录）。"
+        "请在项目目录中运行，或传入 --project DIR；如确需允许，请在 ~/.swifty/config.yaml "
+        "的 `sandbox.writable` 中写明它。命令未运行。",
+    ),
+    "setup.symlink": (
+        "refusing to mount {path}: {link} is a symbolic link, and a mount through a "
+        "link lands where it points (a command could swap it). Replace the link by the "
+        "directory itself, or drop the rule that names the path. The command did not run.",
+        "拒绝挂载 {path}：{link} 是符号链接，经由链接的挂载会落到它指向的位置（命令可以替换它）。"
+        "请用目录本身替换该链接，或删除指向该路径的规则。命令未运行。",
+    ),
+    "setup.too_large": (
+        "refusing to run: {path} has more than {limit} entries to search for unreadable "
+        "paths (through a symbolic link or a hidden directory); a partial search could "
+        "leave a secret readable. Remove the link, or narrow the ReadFile deny globs. "
+        "The command did not run.",
+        "拒绝运行：{path} 中需要查找不可读路径的条目超过 {limit} 个（经由符号链接或隐藏目录）；"
+        "不完整的查找可能让机密仍可读。请删除该链接，或缩小 ReadFile 拒绝通配符。命令未运行。",
+    ),
+    "setup.hard_links": (
+        "refusing to run: the unreadable file {path} has {count} hard links, and its "
+        "other names would stay readable. Remove the extra links (`find / -samefile "
+        "{path}`). The command did not run.",
+        "拒绝运行：不可读文件 {path} 有 {count} 个硬链接，其他名称仍可读取。"
+        "请删除多余的链接（`find / -samefile {path}`）。命令未运行。",
+    ),
+    "run.watched": (
+        "swifty-sandbox: the command created {path}, which git would trust outside the "
+        "sandbox (it could run code there); it was moved to {moved}.",
+        "swifty-sandbox：该命令创建了 {path}，git 会在沙箱外信任它（可借此运行代码）；"
+        "已将其移至 {moved}。",
     ),
     "run.unconfined": (
         "WARNING: running UNCONFINED (sandbox off): no file-system, network or process "

@@ -169,5 +169,6 @@ class Settings:
     deny_read: tuple[str, ...] = ()
     env_keep: tuple[str, ...] = ()
     env_drop: tuple[str, ...] = ()
+    bwrap: str | None = None  # an absolute path chosen in the user's own config
     # Settings a committed project file tried to loosen, with why they were ignored.
     warnings: tuple[str, ...] = field(default=(), compare=False)

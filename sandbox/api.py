@@ -27,8 +27,8 @@ from swifty_sandbox.policy.loader import is_within
 from swifty_sandbox.policy.messages import t
 
 from .executor import DEVNULL, EXIT_TIMEOUT, Completed
-from .launch import EXIT_SETUP, SetupError, run_confined, run_unconfined, shell_argv
-from .spec import Limits, SandboxSpec, compile_spec
+from .launch import run_confined, run_unconfined, shell_argv
+from .spec import EXIT_SETUP, Limits, SandboxSpec, SetupError, compile_spec
 
 RequestLike = Request | str | Sequence[str]
 EXIT_DENIED = 126
@@ -124,7 +124,7 @@ class Sandbox:
     @property
     def warnings(self) -> tuple[str, ...]:
         """Settings that were ignored because a committed file tried to loosen them."""
-        return self.policy.settings.warnings
+        return self.policy.warnings
 
     def check(self, request: RequestLike) -> Decision:
         """The decision for one request; nothing runs."""

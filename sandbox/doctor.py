@@ -46,7 +46,7 @@ def userns_fix(apparmor_restricted: str | None, max_userns: str | None,
     return t("doctor.fix.container")
 
 
-def diagnose() -> Report:
+def diagnose(configured_bwrap: str | None = None) -> Report:
     linux = sys.platform.startswith("linux")
     checks = [Check("platform", linux,
                     f"{platform.system()} {platform.release()} ({platform.machine()})",
@@ -59,7 +59,7 @@ def diagnose() -> Report:
     root = os.getuid() == 0
     checks.append(Check("user", True, t("doctor.user_root" if root else "doctor.user",
                                         uid=os.getuid())))
-    bwrap = find_bwrap()
+    bwrap = find_bwrap(configured_bwrap)
     if bwrap is None:
         checks.append(Check("bubblewrap", False, t("doctor.not_found"), t("doctor.fix.bwrap")))
     else:

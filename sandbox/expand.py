@@ -6,8 +6,12 @@
 - Basename globs (no `/`, the usual `*.env*`) are looked for under the given roots,
   testing each entry's name only, which keeps the walk cheap on big trees.
 One walk per directory tree serves every pattern; a matching directory is recorded and
-not descended (a pattern naming a directory covers all of it); symlinked directories
-are not followed.
+not descended (a pattern naming a directory covers all of it). Symlinked directories are
+followed only for the groups named in `follow` (hidden paths: `cat link/.env` must be as
+unreadable as `check --tool ReadFile link/.env` says), each real directory once, within
+a budget of entries (beyond it, `ExpansionTooLarge`: refused, never half scanned).
+Entries named in `markers` (`.git`, `.swifty`) are recorded wherever they are, without
+stopping the walk.
 """
 
 from __future__ import annotations
@@ -20,6 +24,14 @@ from dataclasses import dataclass
 from swifty_sandbox.policy.loader import is_within
 from swifty_sandbox.policy.rules import PathPattern, fixed_prefix
 
+FOLLOW_BUDGET = 200_000  # entries visited below followed symlinks
+
+
+class ExpansionTooLarge(Exception):
+    def __init__(self, path: str, limit: int) -> None:
+        super().__init__(path)
+        self.path, self.limit = path, limit
+
 
 @dataclass(frozen=True, slots=True)
 class Expansion:
@@ -31,10 +43,12 @@ class Expansion:
         return (*self.literal, *self.found)
 
 
-def expand(groups: Mapping[str, Sequence[PathPattern]], roots: Iterable[str]
-           ) -> dict[str, Expansion]:
+def expand(groups: Mapping[str, Sequence[PathPattern]], roots: Iterable[str], *,
+           follow: Sequence[str] = (), markers: Sequence[str] = (),
+           marked: list[str] | None = None) -> dict[str, Expansion]:
     """Existing paths each group of patterns names, in one walk of the trees involved;
-    basename globs are looked for in `roots`."""
+    basename globs are looked for in `roots`. Paths of entries named in `markers` are
+    appended to `marked`."""
     roots = tuple(roots)
     literal: dict[str, dict[str, None]] = {g: {} for g in groups}
     names: dict[str, re.Pattern[str]] = {}
@@ -65,10 +79,11 @@ def expand(groups: Mapping[str, Sequence[PathPattern]], roots: Iterable[str]
     trees: dict[str, list[tuple[str, PathPattern]]] = {r: [] for r in roots if names}
     for prefix, members in anchored.items():
         trees.setdefault(prefix, []).extend(members)
+    walk = _Walk(frozenset(follow), frozenset(markers), marked if marked is not None else [])
     for root in _outermost(trees):
         inner = [m for r, members in trees.items() if is_within(r, root) for m in members]
         named = names if any(is_within(root, r) or is_within(r, root) for r in roots) else {}
-        _walk(root, named, inner, found)
+        walk.run(root, named, inner, found)
     return {g: Expansion(tuple(literal[g]), tuple(p for p in found[g] if p not in literal[g]))
             for g in groups}
 
@@ -78,7 +93,8 @@ def _combine(regexes: list[re.Pattern[str]]) -> re.Pattern[str] | None:
         return None
     # pathspec's named group appears in each; drop the names to join them in one regex.
     bodies = [re.sub(r"\(\?P<[^>]+>", "(?:", r.pattern) for r in regexes]
-    return re.compile("|".join(f"(?:{b})" for b in bodies))
+    # DOTALL: a name may contain a newline (`a\nb/.git` is a repository too).
+    return re.compile("|".join(f"(?:{b})" for b in bodies), re.DOTALL)
 
 
 def _outermost(roots: Iterable[str]) -> list[str]:
@@ -90,37 +106,61 @@ def _outermost(roots: Iterable[str]) -> list[str]:
     return kept
 
 
-def _walk(root: str, names: Mapping[str, re.Pattern[str]],
-          paths: list[tuple[str, PathPattern]], found: dict[str, dict[str, None]]) -> None:
-    stack = [root]
-    name_items = list(names.items())
-    # Below a match nothing is visited, so a glob can only match an entry whose path
-    # ends with the glob's literal tail: one C-level endswith() rules most entries out.
-    tails = tuple(p.tail for _, p in paths if p.tail is not None)
-    untailed = [(g, p) for g, p in paths if p.tail is None]
-    while stack:
-        directory = stack.pop()
-        try:
-            entries = os.scandir(directory)
-        except OSError:
-            continue  # unreadable or vanished: nothing of it can be mounted either
-        with entries:
-            for entry in entries:
-                matched = False
-                for group, regex in name_items:
-                    if regex.match(entry.name):
-                        found[group][entry.path] = None
-                        matched = True
-                path = entry.path
-                candidates = paths if tails and path.endswith(tails) else untailed
-                for group, pattern in candidates:
-                    if pattern.matches(path):
-                        found[group][path] = None
-                        matched = True
-                if matched:
-                    continue  # a matching directory covers everything below it
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append(entry.path)
-                except OSError:
-                    continue
+@dataclass(slots=True)
+class _Walk:
+    follow: frozenset[str]
+    markers: frozenset[str]
+    marked: list[str]
+    budget: int = FOLLOW_BUDGET
+
+    def run(self, root: str, names: Mapping[str, re.Pattern[str]],
+            paths: list[tuple[str, PathPattern]], found: dict[str, dict[str, None]]) -> None:
+        # (directory, below a followed link): below a link only `follow` groups count.
+        stack = [(root, False)]
+        seen: set[str] = set()  # real directories already walked through a link
+        name_items = list(names.items())
+        # Below a match nothing is visited, so a glob can only match an entry whose path
+        # ends with the glob's literal tail: one C-level endswith() rules most out.
+        tails = tuple(p.tail for _, p in paths if p.tail is not None)
+        untailed = [(g, p) for g, p in paths if p.tail is None]
+        markers = self.markers
+        while stack:
+            directory, linked = stack.pop()
+            try:
+                entries = os.scandir(directory)
+            except OSError:
+                continue  # unreadable or vanished: nothing of it can be mounted either
+            with entries:
+                for entry in entries:
+                    if linked:
+                        self.budget -= 1
+                        if self.budget < 0:
+                            raise ExpansionTooLarge(directory, FOLLOW_BUDGET)
+                    name = entry.name
+                    if name in markers and not linked:
+                        self.marked.append(entry.path)
+                    matched = False
+                    for group, regex in name_items:
+                        if (not linked or group in self.follow) and regex.match(name):
+                            found[group][entry.path] = None
+                            matched = True
+                    path = entry.path
+                    candidates = paths if tails and path.endswith(tails) else untailed
+                    for group, pattern in candidates:
+                        if (not linked or group in self.follow) and pattern.matches(path):
+                            found[group][path] = None
+                            matched = True
+                    if matched:
+                        continue  # a matching directory covers everything below it
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            stack.append((path, linked))
+                        elif self.follow and entry.is_symlink() and entry.is_dir():
+                            # A target inside this tree is walked as itself anyway (the
+                            # hidden mount is at the real path): pnpm's links cost nothing.
+                            real = os.path.realpath(path)
+                            if real not in seen and not is_within(real, root):
+                                seen.add(real)
+                                stack.append((path, True))
+                    except OSError:
+                        continue

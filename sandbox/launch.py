@@ -6,27 +6,22 @@ Fail closed: when confinement cannot be set up the command does not run and
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import os
 import resource
 import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import IO
 
-from swifty_sandbox.policy import SwiftyError
 from swifty_sandbox.policy.messages import t
-from swifty_sandbox.policy.protected import SYSTEM_DIRS
 
+from . import gitfiles
 from .executor import DEVNULL, Completed, execute
-from .spec import Limits, SandboxSpec, scrub_env
+from .spec import EXIT_SETUP, Limits, SandboxSpec, SetupError, ensure_temp_dir, scrub_env
 
-EXIT_SETUP = 125
-
-
-class SetupError(SwiftyError):
-    """Confinement could not be set up; the command did not run."""
-
-    code = "sandbox-setup"
-    exit_code = EXIT_SETUP
+__all__ = ["EXIT_SETUP", "SetupError", "run_confined", "run_unconfined", "shell_argv"]
 
 
 def shell_argv(command: str) -> list[str]:
@@ -59,10 +54,7 @@ def run_confined(spec: SandboxSpec, command: Sequence[str], *,
     from .linux.seccomp import SeccompUnavailable, export
     from .probe import find_bwrap
 
-    for root in spec.writable:
-        if root == "/" or (root.count("/") == 1 and root[1:] in SYSTEM_DIRS):
-            raise SetupError(t("setup.unsafe_root", root=root))
-    bwrap = find_bwrap()
+    bwrap = find_bwrap(spec.bwrap)
     if bwrap is None:
         raise SetupError(t("setup.no_bwrap"))
     try:
@@ -70,6 +62,8 @@ def run_confined(spec: SandboxSpec, command: Sequence[str], *,
     except (SeccompUnavailable, OSError) as e:
         raise SetupError(t("setup.no_seccomp", error=e)) from e
 
+    if spec.temp_dir is not None:
+        ensure_temp_dir(spec.temp_dir)
     seccomp_fd = os.memfd_create("swifty-seccomp", 0)
     status_read, status_write = os.pipe()
     try:
@@ -89,11 +83,36 @@ def run_confined(spec: SandboxSpec, command: Sequence[str], *,
         for fd in (seccomp_fd, status_read, status_write):
             if fd >= 0:
                 os.close(fd)
+        notes = _after_run(spec)
+    if notes:
+        result = dataclasses.replace(result, stderr=result.stderr + notes.encode())
     if not result.timed_out and not any("child-pid" in doc for doc in result.status):
         # bwrap never started the command: it could not build the sandbox.
         error = result.stderr.decode(errors="replace").strip() or f"exit {result.exit_code}"
         raise SetupError(t("setup.bwrap_failed", error=error))
     return result
+
+
+def _after_run(spec: SandboxSpec) -> str:
+    """Undo what the sandbox itself left and what git would trust: bwrap made the
+    guarded directories as empty mount points (removed when still empty); a watched
+    file a command created is moved aside (nothing is lost) and reported."""
+    for path in spec.guard_dirs:
+        with contextlib.suppress(OSError):
+            os.rmdir(path)
+    notes = []
+    for path in spec.watch:
+        if not os.path.lexists(path):
+            continue
+        if os.path.basename(path) == ".git" and gitfiles.untrusted(path) is None:
+            continue  # an ordinary new repository (`git init`)
+        moved = f"{path}.swifty-blocked-{os.getpid()}-{time.time_ns()}"
+        try:
+            os.rename(path, moved)
+        except OSError:
+            moved = "(could not be moved)"
+        notes.append(t("run.watched", path=path, moved=moved))
+    return "".join(n + "\n" for n in notes)
 
 
 def run_unconfined(command: Sequence[str], *, cwd: str, limits: Limits,

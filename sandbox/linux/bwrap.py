@@ -4,7 +4,8 @@ Mount order matters — a later mount wins over an earlier one on the same path 
 the argv is built in these steps, and no step may move:
   1. The whole file system read-only (`--ro-bind / /`), or only the read roots (strict).
   2. A fresh /dev and a /proc of the new PID namespace (host processes are invisible).
-  3. Temp dirs: shared with the host (bound read-write) or private (empty tmpfs).
+  3. Temp dirs: the project's own temp directory bound at /tmp and /var/tmp, or
+     private (empty tmpfs); with `tmp: host` they are writable roots (step 4).
   4. Writable roots, read-write.
   5. Pins: each ancestor of a read-only path inside a writable root is bound onto
      itself, so it is a mount point and cannot be renamed or removed (EBUSY) — this is
@@ -40,6 +41,9 @@ def bwrap_argv(spec: SandboxSpec, command: Sequence[str], *, bwrap: str = "bwrap
     # 2.
     argv += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/dev/shm"]
     # 3. and 4.
+    if spec.temp_dir is not None:
+        for path in spec.temp_mounts:
+            argv += ["--bind", spec.temp_dir, path]
     for path in spec.private_dirs:
         argv += ["--tmpfs", path]
     for path in spec.writable:

@@ -62,15 +62,21 @@ def test_test_server_on_loopback_inside(confined: Runner) -> None:
     assert ok(confined([sys.executable, "-c", code])).stdout.strip() == "200"
 
 
-def test_tmp_round_trip_with_the_host(confined: Runner) -> None:
-    name = Path("/tmp") / f"swifty-{uuid.uuid4().hex}"
-    try:
-        ok(confined(f"echo from-sandbox > {name}"))
-        assert name.read_text() == "from-sandbox\n"
-        name.write_text("from-host\n")
-        assert ok(confined(f"cat {name}")).stdout == "from-host\n"
-    finally:
-        name.unlink(missing_ok=True)
+def test_tmp_round_trip_between_commands(confined: Runner, project: Path,
+                                         home: Path) -> None:
+    """/tmp is the project's own temp directory: what one command leaves there the
+    next one finds (agents write a script to /tmp, then run it), and the host sees it
+    in the project's temp directory, not in its shared /tmp."""
+    name = f"swifty-{uuid.uuid4().hex}"
+    ok(confined(f"echo from-sandbox > /tmp/{name} && echo $TMPDIR > /var/tmp/{name}.d"))
+    assert ok(confined(f"cat /tmp/{name}")).stdout == "from-sandbox\n"
+    assert not (Path("/tmp") / name).exists()
+    host = Path(Sandbox(project, home=home).spec().temp_dir or "")
+    assert (host / name).read_text() == "from-sandbox\n"
+    (host / name).write_text("from-host\n")
+    assert ok(confined(f"cat /tmp/{name}")).stdout == "from-host\n"
+    python = ok(confined([sys.executable, "-c", "import tempfile; print(tempfile.gettempdir())"]))
+    assert python.stdout.strip() == "/tmp"
 
 
 def test_python_multiprocessing(confined: Runner, project: Path) -> None:

@@ -13,18 +13,45 @@ from swifty_sandbox import Sandbox
 from swifty_sandbox.cli.main import main
 
 
-@pytest.fixture
-def broken_bwrap(outside_temp: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A `bwrap` first on PATH that fails as it does where user namespaces are off."""
-    bin_dir = outside_temp / "bin"
-    bin_dir.mkdir()
-    fake = bin_dir / "bwrap"
-    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace, "
-                    "likely because the kernel does not allow non-privileged user "
-                    "namespaces.' >&2\nexit 1\n")
+def fake_bwrap(folder: Path, script: str) -> Path:
+    folder.mkdir(exist_ok=True)
+    fake = folder / "bwrap"
+    fake.write_text(script)
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     return fake
+
+
+@pytest.fixture
+def broken_bwrap(outside_temp: Path, home: Path) -> Path:
+    """The user's configured `bwrap`, failing as it does where user namespaces are off."""
+    fake = fake_bwrap(outside_temp / "bin", (
+        "#!/bin/sh\necho 'bwrap: No permissions to create new namespace, likely because "
+        "the kernel does not allow non-privileged user namespaces.' >&2\nexit 1\n"))
+    (home / ".swifty").mkdir(exist_ok=True)
+    (home / ".swifty" / "config.yaml").write_text(f"sandbox: {{bwrap: {fake}}}\n")
+    return fake
+
+
+def test_a_bwrap_on_path_is_never_used(outside_temp: Path, project: Path, home: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """`$PATH` is not trusted: a directory on it could be one a command wrote."""
+    trap = outside_temp / "trap-ran"
+    fake = fake_bwrap(outside_temp / "path-bin", f"#!/bin/sh\ntouch {trap}\nexit 0\n")
+    monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
+    result = Sandbox(project, home=home).run(["true"])
+    assert not trap.exists()
+    assert result.exit_code == 0, result.stderr
+
+
+def test_a_committed_config_cannot_choose_bwrap(outside_temp: Path, project: Path,
+                                                home: Path) -> None:
+    trap = outside_temp / "trap-ran"
+    fake = fake_bwrap(outside_temp / "repo-bin", f"#!/bin/sh\ntouch {trap}\nexit 0\n")
+    (project / ".swifty").mkdir()
+    (project / ".swifty" / "config.yaml").write_text(f"sandbox: {{bwrap: {fake}}}\n")
+    box = Sandbox(project, home=home)
+    assert any("sandbox.bwrap" in w for w in box.warnings)
+    assert box.run(["true"]).exit_code == 0 and not trap.exists()
 
 
 def test_setup_failure_is_125_and_the_command_does_not_run(

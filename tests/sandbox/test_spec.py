@@ -22,12 +22,18 @@ def test_default_spec(project: Path, home: Path) -> None:
     (home / ".ssh").mkdir()
     (home / ".netrc").write_text("machine x\n")
     spec = Sandbox(project, home=home).spec()
-    assert str(project) in spec.writable and "/tmp" in spec.writable
+    assert spec.writable == (str(project),)  # the host's /tmp is not writable
+    temp = home / ".cache" / "swifty-sandbox" / "tmp"
+    assert spec.temp_dir is not None and Path(spec.temp_dir).parent == temp
+    assert spec.temp_mounts == ("/tmp", "/var/tmp")
     assert set(spec.read_only) == {str(project / ".git" / "hooks"),
                                    str(project / ".git" / "config")}
     assert spec.pinned == (str(project / ".git"),)
     assert spec.guard_dirs == (str(project / ".swifty"),)  # missing: guarded empty
-    assert spec.unreadable_dirs == (str(home / ".ssh"),)
+    # Missing files git would trust: whatever a command creates there is moved aside.
+    assert set(spec.watch) == {str(project / ".git" / "config.worktree"),
+                               str(project / ".git" / "commondir")}
+    assert spec.unreadable_dirs == (str(home / ".ssh"), str(temp))
     assert spec.unreadable_files == (str(home / ".netrc"),)
     assert spec.read_roots is None and not spec.nested_namespaces
 
@@ -39,8 +45,10 @@ def test_plan_mode_has_no_writable_project(project: Path, home: Path) -> None:
 
 
 def test_rules_become_mounts(project: Path, home: Path) -> None:
+    (home / ".swifty").mkdir()  # outside the project: the user's own rule
+    (home / ".swifty" / "permissions.yaml").write_text(
+        "- rule: ReadFile(~/.config/**/token)\n  effect: deny\n")
     rules(project, "- rule: ReadFile(*.env*)\n  effect: deny\n"
-                   "- rule: ReadFile(~/.config/**/token)\n  effect: deny\n"
                    "- rule: WriteFile(migrations/**)\n  effect: deny\n"
                    "- rule: EditFile(*.lock)\n  effect: deny\n")
     (project / "a" / "b").mkdir(parents=True)
@@ -125,7 +133,14 @@ def test_plan_mode_keeps_a_project_under_tmp_read_only(home: Path) -> None:
         project = Path(tmp).resolve() / "proj"
         (project / ".git").mkdir(parents=True)
         spec = Sandbox(project, home=home, mode="plan").spec()
-        assert "/tmp" in spec.writable and str(project) not in spec.writable
-        assert spec.read_only[0] == str(project)
+        assert spec.writable == () and spec.temp_mounts == ("/tmp", "/var/tmp")
+        assert spec.read_only[0] == str(project)  # bound over the project's own /tmp
         default = Sandbox(project, home=home).spec()
-        assert default.writable.index("/tmp") < default.writable.index(str(project))
+        assert default.writable == (str(project),)
+        (home / ".swifty").mkdir()
+        (home / "host-tmp.yaml").write_text("extends: default\ntmp: host\n")
+        (home / ".swifty" / "config.yaml").write_text(
+            f"sandbox: {{profile: {home / 'host-tmp.yaml'}}}\n")
+        host = Sandbox(project, home=home).spec()  # opted in: the host's /tmp, shared
+        assert host.temp_dir is None
+        assert host.writable.index("/tmp") < host.writable.index(str(project))
