@@ -164,3 +164,27 @@ class _Walk:
                                 stack.append((path, True))
                     except OSError:
                         continue
+
+
+def find_named(roots: Iterable[str], names: frozenset[str],
+               skip: frozenset[str] = frozenset()) -> list[str]:
+    """Every entry named one of `names` in the trees (symlinks not followed), not
+    looking below the directories in `skip`."""
+    out = []
+    stack = list(roots)
+    while stack:
+        directory = stack.pop()
+        try:
+            entries = os.scandir(directory)
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                if entry.name in names:
+                    out.append(entry.path)
+                try:
+                    if entry.is_dir(follow_symlinks=False) and entry.path not in skip:
+                        stack.append(entry.path)
+                except OSError:
+                    continue
+    return out

