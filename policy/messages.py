@@ -419,6 +419,21 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "在容器中请允许用户命名空间（例如使用允许 unshare 的 seccomp 配置或运行时）",
     ),
     "doctor.fix_label": ("fix", "修复"),
+    "doctor.trusted_outside": (
+        "swifty-sandbox, its Python and bwrap lie outside this project",
+        "swifty-sandbox、其 Python 和 bwrap 均位于本项目之外",
+    ),
+    "doctor.trusted_inside": (
+        "inside this project, mounted read-only for every command (so no command can "
+        "change what the next run executes): {paths}",
+        "位于本项目内，对每个命令都以只读方式挂载（命令无法改变下次运行所执行的内容）：{paths}",
+    ),
+    "doctor.fix.trusted_inside": (
+        "install swifty-sandbox outside your projects (`pipx install swifty-sandbox`) to "
+        "keep the project's own virtualenv writable",
+        "请将 swifty-sandbox 安装在项目之外（`pipx install swifty-sandbox`），"
+        "以便项目自己的虚拟环境保持可写",
+    ),
     "policy.header": (
         "(a deny in any layer wins; otherwise the highest layer with a match; in a file "
         "the last match)",

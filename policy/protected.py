@@ -26,20 +26,43 @@ PROJECT_PROTECTED: tuple[str, ...] = (
 
 HOME_PROTECTED: tuple[str, ...] = (
     "~/.swifty",
+    # What shells read at start.
     "~/.bashrc",
     "~/.bash_profile",
     "~/.bash_login",
     "~/.bash_logout",
+    "~/.bash_aliases",
     "~/.profile",
+    "~/.inputrc",
     "~/.zshrc",
     "~/.zshenv",
     "~/.zprofile",
     "~/.zlogin",
+    "~/.zlogout",
     "~/.config/fish",
+    "~/.pam_environment",
+    "~/.config/environment.d",
+    "~/.xprofile",
+    "~/.xsessionrc",
+    # What git reads at start, and tools' configs that name programs to run.
     "~/.gitconfig",
     "~/.config/git",
-    "~/.cache/swifty-sandbox",  # compiled filters are cached here (sandbox/linux/seccomp.py)
+    "~/.cargo/config",
+    "~/.cargo/config.toml",
+    # Run at the next log-in or put first on PATH.
+    "~/.config/autostart",
+    "~/.config/systemd",
+    "~/.local/bin",
+    "~/.cache/swifty-sandbox",  # each project's /tmp lives here (sandbox/spec.py)
 )
+
+# The protected entries that are directories: guarded by an empty read-only directory
+# when missing (the others by an empty read-only file), see sandbox/spec.py.
+PROTECTED_DIRS: frozenset[str] = frozenset({
+    "./.swifty", "./.git/hooks", "~/.swifty", "~/.config/fish", "~/.config/environment.d",
+    "~/.config/git", "~/.config/autostart", "~/.config/systemd", "~/.local/bin",
+    "~/.cache/swifty-sandbox",
+})
 
 POLICY_PATTERNS: frozenset[str] = frozenset({"./.swifty", "~/.swifty"})
 

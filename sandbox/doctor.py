@@ -72,6 +72,7 @@ def diagnose(configured_bwrap: str | None = None) -> Report:
                 read_sysctl("kernel.apparmor_restrict_unprivileged_userns"),
                 read_sysctl("user.max_user_namespaces"),
                 read_sysctl("kernel.unprivileged_userns_clone"))))
+    checks.append(_self_protection(configured_bwrap))
     try:
         from swifty_sandbox.policy.loader import load_profile
 
@@ -80,3 +81,19 @@ def diagnose(configured_bwrap: str | None = None) -> Report:
     except (SeccompUnavailable, OSError) as e:
         checks.append(Check("seccomp", False, str(e), t("doctor.fix.seccomp")))
     return Report(tuple(checks))
+
+
+def _self_protection(configured_bwrap: str | None) -> Check:
+    """Whether what `run` executes (its Python, its code, bwrap) lies in the project of
+    the current directory, where commands may write: then it is mounted read-only."""
+    from swifty_sandbox.policy import find_project
+    from swifty_sandbox.policy.loader import is_within
+
+    from .spec import trusted_paths
+
+    project = str(find_project(Path.cwd()))
+    inside = [p for p in trusted_paths(configured_bwrap) if is_within(p, project)]
+    if not inside:
+        return Check("self-protection", True, t("doctor.trusted_outside"))
+    return Check("self-protection", True, t("doctor.trusted_inside", paths=", ".join(inside)),
+                 t("doctor.fix.trusted_inside"))

@@ -10,6 +10,7 @@ import contextlib
 import dataclasses
 import os
 import resource
+import stat
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -100,6 +101,11 @@ def _after_run(spec: SandboxSpec) -> str:
     for path in spec.guard_dirs:
         with contextlib.suppress(OSError):
             os.rmdir(path)
+    for path in spec.guard_files:
+        with contextlib.suppress(OSError):
+            info = os.lstat(path)
+            if stat.S_ISREG(info.st_mode) and info.st_size == 0:
+                os.unlink(path)
     from .expand import find_named
 
     before = set(spec.markers)

@@ -22,7 +22,7 @@ from swifty_sandbox.policy import Effect, Mode, Policy, SwiftyError, Tool
 from swifty_sandbox.policy.engine import temp_dirs
 from swifty_sandbox.policy.loader import SeccompProfile, expand_home, is_within
 from swifty_sandbox.policy.messages import t
-from swifty_sandbox.policy.protected import SYSTEM_DIRS
+from swifty_sandbox.policy.protected import PROTECTED_DIRS, SYSTEM_DIRS
 from swifty_sandbox.policy.rules import PathPattern
 
 from . import gitfiles
@@ -30,9 +30,6 @@ from .expand import ExpansionTooLarge, expand
 
 EXIT_SETUP = 125
 
-# Protected directories that are mounted read-only even when missing, so that the
-# command cannot create them: an empty read-only directory appears in their place.
-_GUARD_WHEN_MISSING = (".swifty", ".git/hooks")
 # Where a command's /tmp and /var/tmp live on the host (`tmp: project`): one directory
 # per project under the user's protected cache, never the shared /tmp.
 TEMP_HOME = ".cache/swifty-sandbox/tmp"
@@ -70,6 +67,7 @@ class SandboxSpec:
     #                          themselves so they cannot be renamed or removed (EBUSY)
     read_only: tuple[str, ...]  # existing paths inside writable roots kept read-only
     guard_dirs: tuple[str, ...]  # missing protected directories: empty and read-only
+    #                              (bwrap makes the mount point; removed after the run)
     unreadable_dirs: tuple[str, ...]  # hidden behind an empty read-only tmpfs
     unreadable_files: tuple[str, ...]  # hidden behind /dev/null
     env_drop: tuple[str, ...]  # case-insensitive shell globs of variable names
@@ -84,6 +82,7 @@ class SandboxSpec:
     # Missing files git would trust (`.git/commondir`, `config.worktree`, included
     # config): what a command creates there is moved aside after it, and reported.
     watch: tuple[str, ...] = ()
+    guard_files: tuple[str, ...] = ()  # missing protected files: empty and read-only
     bwrap: str | None = None  # the user's configured bwrap; None: the trusted places
     # `.git` and `.swifty` entries in the writable trees before the command: one that
     # appears during it is checked (a planted repository or policy), `markers_in`
@@ -174,12 +173,16 @@ def trusted_paths(bwrap: str | None = None) -> tuple[str, ...]:
     environment (site-packages, `.pth` files run at start-up), this package's code
     and the bwrap it launches. Where they lie inside a writable root (a project
     `.venv`, an editable checkout) they are mounted read-only."""
+    from importlib.util import find_spec
+
     from .probe import find_bwrap
 
     paths = [sys.prefix, sys.exec_prefix, os.path.dirname(_real(sys.executable))]
     for module in ("", ".policy", ".sandbox", ".cli", ".profiles"):
-        package = sys.modules.get(f"swifty_sandbox{module}")
-        paths += list(getattr(package, "__path__", ()))
+        # Located, not imported: the profiles are data the next run reads.
+        found_spec = find_spec(f"swifty_sandbox{module}")
+        if found_spec is not None:
+            paths += list(found_spec.submodule_search_locations or ())
     found = find_bwrap(bwrap)
     if found is not None:
         paths.append(found.path)
@@ -255,14 +258,19 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         # Plan mode on a project that lives in /tmp: read-only, and visible through a
         # private /tmp too.
         read_only.insert(0, project)
-    guard = []
-    for path in (*(os.path.join(project, r) for r in _GUARD_WHEN_MISSING), *git.guard):
-        if (project in roots and _inside_any(path, roots) and not os.path.lexists(path)
+    # Missing protected paths are guarded, so that the command cannot create them: an
+    # empty read-only directory or file appears in their place during the run.
+    guard: list[str] = []
+    guard_files: list[str] = []
+    missing = [(p.literal, p.text in PROTECTED_DIRS) for p in policy.protected
+               if p.literal is not None]
+    for path, is_dir in (*missing, *((g, True) for g in git.guard)):
+        if (_inside_any(path, roots) and not os.path.lexists(path)
                 and os.path.isdir(os.path.dirname(path))):
             link = _first_link(path)
             if link is not None:
                 raise SetupError(t("setup.symlink", path=path, link=link))
-            guard.append(path)
+            (guard if is_dir else guard_files).append(path)
 
     # A project that is not a repository may become one (`git init`), but not one that
     # runs code: a new `.git` is checked after the command (`gitfiles.untrusted`).
@@ -289,7 +297,7 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
     if temp_dir is not None:
         unreadable_dirs.append(os.path.dirname(temp_dir))  # other projects' temp files
     hidden = [*unreadable_dirs, *unreadable_files]
-    pinned = dict.fromkeys(a for p in (*read_only, *guard, *hidden)
+    pinned = dict.fromkeys(a for p in (*read_only, *guard, *guard_files, *hidden)
                            for a in _ancestors_below(p, roots))
     for path in pinned:
         link = _first_link(path)
@@ -323,6 +331,7 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         temp_dir=temp_dir,
         temp_mounts=TEMP_MOUNTS if temp_dir else (),
         watch=(*git.watch, *watch_repo),
+        guard_files=tuple(dict.fromkeys(guard_files)),
         bwrap=settings.bwrap,
         markers=tuple(marked),
         markers_in=(project,) if project in roots else (),

