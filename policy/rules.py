@@ -166,7 +166,8 @@ def compile_glob(anchored: str, shown: str) -> re.Pattern[str]:
     if compiled.include is None or compiled.regex is None:
         raise RuleSyntaxError(t("rule.bad_glob", rule=shown, error="unmatched `[`"),
                               "invalid-glob")
-    return compiled.regex
+    # DOTALL: a file name may contain a newline (`a\nb/x/.git/hooks` is a hooks dir too).
+    return re.compile(compiled.regex.pattern, compiled.regex.flags | re.DOTALL)
 
 
 @dataclass(frozen=True, slots=True)

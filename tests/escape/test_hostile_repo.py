@@ -403,3 +403,13 @@ def test_a_command_cannot_change_what_the_next_run_executes(home: Path,
     finally:
         for target in targets:
             target.unlink(missing_ok=True)
+
+
+def test_newline_deep_in_a_nested_repository_path(attack: Attack, repo: Path) -> None:
+    nested = repo / "x" / "a\nb" / "y"
+    nested.mkdir(parents=True)
+    git(nested, "init", "-q")
+    config = nested / ".git" / "config"
+    original = config.read_text()
+    attack("cd \"$(printf 'x/a\\nb/y')\" && git config core.fsmonitor evil",
+           lambda: "fsmonitor" in config.read_text(), lambda: config.write_text(original))

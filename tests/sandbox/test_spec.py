@@ -144,3 +144,17 @@ def test_plan_mode_keeps_a_project_under_tmp_read_only(home: Path) -> None:
         host = Sandbox(project, home=home).spec()  # opted in: the host's /tmp, shared
         assert host.temp_dir is None
         assert host.writable.index("/tmp") < host.writable.index(str(project))
+
+
+def test_globs_match_names_with_newlines(project: Path, home: Path) -> None:
+    """`a\\nb` is a directory name like any other: a glob crossing it still matches."""
+    from swifty_sandbox.policy.rules import PathPattern, anchor_path_pattern
+
+    pattern = PathPattern("*/**/.git/hooks",
+                          anchor_path_pattern("*/**/.git/hooks", project, home))
+    assert pattern.matches(f"{project}/x/a\nb/y/.git/hooks")
+    rules(project, "- rule: WriteFile(src/**/*.key)\n  effect: deny\n")
+    deep = project / "src" / "a\nb" / "c"
+    deep.mkdir(parents=True)
+    (deep / "id.key").write_text("k")
+    assert str(deep / "id.key") in Sandbox(project, home=home).spec().read_only
