@@ -12,7 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import PolicyFileError
-from .loader import CONFIG_FILE, SWIFTY_DIR, config_layer, is_within, parse_rules
+from .loader import (
+    CONFIG_FILE,
+    SWIFTY_DIR,
+    config_layer,
+    is_within,
+    names_outside,
+    parse_rules,
+)
 from .messages import t
 from .rules import Rule
 from .types import Effect, Request, Scope, Tool
@@ -122,6 +129,10 @@ def audit_rules(source: Source, scope: Scope, project: Path, home: Path) -> list
     samples = _protected_samples(project, home)
     for rule in rules:
         found += _risks(rule, scope, project, samples)
+        if scope is Scope.PROJECT and project != home and names_outside(rule, project):
+            found.append(Finding("project-loosens", WARNING, rule.file, rule.line, rule.column,
+                                 t("rules.project_outside", file=rule.file, line=rule.line,
+                                   rule=rule.text), t("audit.project-loosens.hint")))
     return sorted(found, key=lambda f: (f.line, f.column, f.id))
 
 

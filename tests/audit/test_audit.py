@@ -217,3 +217,16 @@ def test_covers(project: Path, home: Path, earlier: str, later: str, covered: bo
                           home=home)
 
     assert covers(rule(later), rule(earlier)) is covered
+
+
+def test_project_rule_outside_the_project(repo: Path) -> None:
+    """A committed rule naming a path outside the project is ignored when loaded; the
+    audit says so at its line."""
+    path = repo / ".swifty" / "permissions.yaml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text("- rule: Bash(npm test)\n  effect: allow\n"
+                    "- rule: WriteFile(~/.local/bin/*)\n  effect: allow\n")
+    code, out, _ = audit("--format", "json", "--strict", "--project", str(repo), str(path))
+    found = [(f["id"], f["line"]) for f in json.loads(out)["findings"]]
+    assert ("project-loosens", 3) in found
+    assert code == 1
