@@ -12,6 +12,7 @@ writable root (which a command could swap) makes the run fail closed, naming the
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import stat
@@ -168,6 +169,7 @@ def temp_dir_for(project: str, home: str) -> str:
     return os.path.join(home, TEMP_HOME, f"{os.path.basename(project)[:32]}-{digest}")
 
 
+@functools.lru_cache(maxsize=4)  # this process's own interpreter and code do not move
 def trusted_paths(bwrap: str | None = None) -> tuple[str, ...]:
     """What the next `run` executes outside the sandbox: this interpreter, its
     environment (site-packages, `.pth` files run at start-up), this package's code
