@@ -178,27 +178,50 @@ def protected(project: str, roots: tuple[str, ...], dot_gits: Iterable[str] = ()
 # hooksPath, pager, editor, sshCommand, aliases, filters, includes …) does or may.
 _SAFE_KEYS = re.compile(
     r"^(core\.(repositoryformatversion|filemode|bare|logallrefupdates|ignorecase|"
-    r"precomposeunicode|symlinks|autocrlf|eol|safecrlf|quotepath)"
+    r"precomposeunicode|symlinks|autocrlf|eol|safecrlf|quotepath|worktree|sparsecheckout|"
+    r"sparsecheckoutcone)"
     r"|extensions\.objectformat|init\.defaultbranch|user\.(name|email)"
     r"|remote\.[^.]+\.(url|fetch|pushurl|tagopt|prune)"
     r"|branch\.[^.]+\.(remote|merge|rebase)|submodule\.[^.]+\.(url|active))$")
 
 
-def untrusted(dot_git: str) -> str | None:
+def untrusted(dot_git: str, main: str | None = None) -> str | None:
     """Why a repository a command just created would run code outside the sandbox (a
-    config key or hook git executes), or None when it is an ordinary new repository."""
+    config key or hook git executes), or None when it is an ordinary new repository.
+    A gitfile is ordinary only when it names a directory inside `main`, the project's
+    own (protected) git directory: `git worktree add`, `git submodule add`."""
     directory = gitdir_of(dot_git)
-    if directory is None or directory != os.path.normpath(dot_git):
-        return "a gitfile"  # `.git` as a file points git at a directory of its choosing
+    if directory is None:
+        return "a gitfile"
+    if directory != os.path.normpath(dot_git):
+        real = os.path.realpath(directory)
+        if main is None or not is_within(real, os.path.realpath(main)) or real == \
+                os.path.realpath(main):
+            return "a gitfile"  # `.git` as a file points git at a directory of its choosing
+        common = os.path.join(directory, "commondir")
+        if os.path.lexists(common):
+            try:
+                with open(common, encoding="utf-8", errors="surrogateescape") as f:
+                    target = os.path.realpath(os.path.join(directory, f.read(4096).strip()))
+            except OSError:
+                return "commondir"
+            if target != os.path.realpath(main):
+                return "commondir"
+        return _unsafe_config(directory)
     for name in _WATCHED_FILES:
         if os.path.lexists(os.path.join(directory, name)):
             return name
-    keys = _config_keys(os.path.join(directory, "config"))
-    if keys is None:
-        return "config"
-    bad = [k for k in keys if not _SAFE_KEYS.match(k)]
-    if bad:
-        return bad[0]
+    return _unsafe_config(directory)
+
+
+def _unsafe_config(directory: str) -> str | None:
+    for name in ("config", "config.worktree"):
+        keys = _config_keys(os.path.join(directory, name))
+        if keys is None:
+            return name
+        bad = [k for k in keys if not _SAFE_KEYS.match(k)]
+        if bad:
+            return bad[0]
     hooks = os.path.join(directory, "hooks")
     try:
         names = os.listdir(hooks)

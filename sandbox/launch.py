@@ -118,7 +118,8 @@ def _after_run(spec: SandboxSpec) -> str:
     for path in dict.fromkeys((*spec.watch, *planted)):
         if not os.path.lexists(path):
             continue
-        if os.path.basename(path) == ".git" and gitfiles.untrusted(path) is None:
+        main = os.path.join(spec.project, ".git")
+        if os.path.basename(path) == ".git" and gitfiles.untrusted(path, main) is None:
             continue  # an ordinary new repository (`git init`, `cargo new`)
         moved = f"{path}.swifty-blocked-{os.getpid()}-{time.time_ns()}"
         try:

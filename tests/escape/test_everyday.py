@@ -137,3 +137,63 @@ def test_plan_mode_on_a_project_in_tmp_is_read_only(home: Path, profile: str) ->
             ["bash", "-c", "cat README; echo x > written.txt; echo done"])
         assert result.exit_code == 0 and result.stdout == "visible\ndone\n", result
         assert not (project / "written.txt").exists()
+
+
+def _git(cwd: Path, *args: str) -> None:
+    import subprocess
+
+    env_args = ["-c", "user.email=a@b.c", "-c", "user.name=A", "-c",
+                "protocol.file.allow=always"]
+    subprocess.run(["git", *env_args, "-C", str(cwd), *args], check=True,
+                   capture_output=True)
+
+
+@pytest.fixture
+def committed_repo(project: Path) -> Path:
+    shutil.rmtree(project / ".git")
+    _git(project, "init", "-q")
+    _git(project, "config", "user.email", "a@b.c")
+    _git(project, "config", "user.name", "A")
+    (project / "f").write_text("x\n")
+    _git(project, "add", "f")
+    _git(project, "commit", "-qm", "init")
+    return project
+
+
+def test_git_worktree_commit(confined: Runner, committed_repo: Path) -> None:
+    """A worktree inside the project: its gitfile and per-worktree files are read-only,
+    commits work; `git worktree add` itself works confined too."""
+    _git(committed_repo, "worktree", "add", "-q", "wt", "-b", "feature")
+    ok(confined("cd wt && echo y > g && git add g && git commit -qm in-worktree"))
+    result = ok(confined("git worktree add -q wt2 -b other && cd wt2 && echo z > h && "
+                         "git add h && git commit -qm second-worktree && git log --oneline"))
+    assert "second-worktree" in result.stdout
+    assert "moved" not in result.stderr
+    assert (committed_repo / "wt2" / ".git").is_file()
+
+
+def test_git_submodule_commit(confined: Runner, committed_repo: Path,
+                              outside_temp: Path) -> None:
+    library = outside_temp / "library"
+    library.mkdir()
+    _git(library, "init", "-q")
+    (library / "lib.txt").write_text("v1\n")
+    _git(library, "add", "lib.txt")
+    _git(library, "commit", "-qm", "lib")
+    _git(committed_repo, "submodule", "add", "-q", str(library), "lib")
+    _git(committed_repo, "commit", "-qm", "add lib")
+    ok(confined("cd lib && git config user.email >/dev/null; echo v2 > lib.txt && "
+                "git -c user.email=a@b.c -c user.name=A commit -qam bump && cd .. && "
+                "git add lib && git commit -qm 'bump lib' && git submodule status"))
+
+
+def test_git_sparse_checkout_commit(confined: Runner, committed_repo: Path) -> None:
+    (committed_repo / "docs").mkdir()
+    (committed_repo / "docs" / "d").write_text("d\n")
+    (committed_repo / "src").mkdir()
+    (committed_repo / "src" / "s").write_text("s\n")
+    _git(committed_repo, "add", "-A")
+    _git(committed_repo, "commit", "-qm", "tree")
+    _git(committed_repo, "sparse-checkout", "set", "src")
+    ok(confined("echo t >> src/s && git commit -qam in-sparse && git status --short"))
+    assert not (committed_repo / "docs").exists()

@@ -413,3 +413,21 @@ def test_newline_deep_in_a_nested_repository_path(attack: Attack, repo: Path) ->
     original = config.read_text()
     attack("cd \"$(printf 'x/a\\nb/y')\" && git config core.fsmonitor evil",
            lambda: "fsmonitor" in config.read_text(), lambda: config.write_text(original))
+
+
+def test_new_worktree_with_its_own_fsmonitor(attack: Attack, repo: Path) -> None:
+    git(repo, "-c", "user.email=a@b.c", "-c", "user.name=A", "commit", "-q",
+        "--allow-empty", "-m", "init")
+    gitfile = repo / "wt" / ".git"
+
+    def worked() -> bool:
+        return gitfile.exists() and "fsmonitor" in (
+            repo / ".git" / "worktrees" / "wt" / "config.worktree").read_text()
+
+    def reset() -> None:
+        shutil.rmtree(repo / "wt")
+        git(repo, "worktree", "prune")
+
+    result = attack("git worktree add -q wt && printf '[core]\\n\\tfsmonitor = evil\\n' > "
+                    ".git/worktrees/wt/config.worktree", worked, reset)
+    assert "moved" in result.stderr
