@@ -286,6 +286,11 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "拒绝运行：不可读文件 {path} 有 {count} 个硬链接，其他名称仍可读取。"
         "请删除多余的链接（`find / -samefile {path}`）。命令未运行。",
     ),
+    "run.temp_fallback": (
+        "swifty-sandbox: cannot create the project's temp directory {path} ({error}); "
+        "this command got an empty private /tmp instead.",
+        "swifty-sandbox：无法创建项目临时目录 {path}（{error}）；本命令改用一个空的私有 /tmp。",
+    ),
     "run.watched": (
         "swifty-sandbox: the command created {path}, which git would trust outside the "
         "sandbox (it could run code there); it was moved to {moved}.",

@@ -20,7 +20,15 @@ from swifty_sandbox.policy.messages import t
 
 from . import gitfiles
 from .executor import DEVNULL, Completed, execute
-from .spec import EXIT_SETUP, Limits, SandboxSpec, SetupError, ensure_temp_dir, scrub_env
+from .spec import (
+    EXIT_SETUP,
+    TEMP_MOUNTS,
+    Limits,
+    SandboxSpec,
+    SetupError,
+    ensure_temp_dir,
+    scrub_env,
+)
 
 __all__ = ["EXIT_SETUP", "SetupError", "run_confined", "run_unconfined", "shell_argv"]
 
@@ -63,8 +71,15 @@ def run_confined(spec: SandboxSpec, command: Sequence[str], *,
     except (SeccompUnavailable, OSError) as e:
         raise SetupError(t("setup.no_seccomp", error=e)) from e
 
+    fallback = ""
     if spec.temp_dir is not None:
-        ensure_temp_dir(spec.temp_dir)
+        try:
+            ensure_temp_dir(spec.temp_dir)
+        except OSError as e:
+            # As confined, only not kept between commands: an empty /tmp per command.
+            fallback = t("run.temp_fallback", path=spec.temp_dir, error=e.strerror) + "\n"
+            spec = dataclasses.replace(spec, temp_dir=None, temp_mounts=(),
+                                       private_dirs=(*spec.private_dirs, *TEMP_MOUNTS))
     seccomp_fd = os.memfd_create("swifty-seccomp", 0)
     status_read, status_write = os.pipe()
     try:
@@ -84,7 +99,7 @@ def run_confined(spec: SandboxSpec, command: Sequence[str], *,
         for fd in (seccomp_fd, status_read, status_write):
             if fd >= 0:
                 os.close(fd)
-        notes = _after_run(spec)
+        notes = fallback + _after_run(spec)
     if notes:
         result = dataclasses.replace(result, stderr=result.stderr + notes.encode())
     if not result.timed_out and not any("child-pid" in doc for doc in result.status):

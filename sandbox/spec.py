@@ -218,7 +218,8 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
     elif profile.tmp == "private":
         private += temps
     else:
-        temp_dir = temp_dir_for(project, home)
+        # Resolved: a user may well keep ~/.cache on another disk through a link.
+        temp_dir = _real(temp_dir_for(project, home))
     writable += [p for p in explicit if os.path.isdir(p)]
     for root in writable:
         if _unsafe_root(root, home, explicit):
@@ -296,7 +297,7 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
                 # Another name of the same file would still be readable.
                 raise SetupError(t("setup.hard_links", path=real, count=info.st_nlink))
             unreadable_files.append(real)
-    if temp_dir is not None:
+    if temp_dir is not None and os.path.isdir(os.path.dirname(temp_dir)):
         unreadable_dirs.append(os.path.dirname(temp_dir))  # other projects' temp files
     hidden = [*unreadable_dirs, *unreadable_files]
     pinned = dict.fromkeys(a for p in (*read_only, *guard, *guard_files, *hidden)
@@ -369,18 +370,18 @@ def _with_link_targets(paths: tuple[str, ...]) -> list[str]:
 
 def ensure_temp_dir(path: str) -> None:
     """Create a project's temp directory (mode 0700) and check that it is a real
-    directory of ours: it lives in the user's cache, which no command can write, but
-    the check costs one lstat and keeps the promise "no mount through a symlink"."""
+    directory of ours, not a link: it lives in the user's cache, which no command can
+    write, but the check costs one lstat and keeps "no mount through a symlink".
+    Raises OSError when it cannot be made (a read-only home)."""
     os.makedirs(path, mode=0o700, exist_ok=True)
     info = os.lstat(path)
-    link = _first_link(path)
-    if link is not None or not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
-        raise SetupError(t("setup.symlink", path=path, link=link or path))
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        raise SetupError(t("setup.symlink", path=path, link=path))
 
 
 def scrub_env(environ: dict[str, str], spec: SandboxSpec) -> dict[str, str]:
     """The environment without secrets: names matching a drop glob (any case) are
-    removed unless a keep glob names them. With a project temp dir, TMPDIR is /tmp."""
+    removed unless a keep glob names them. Unless /tmp is the host's, TMPDIR is /tmp."""
     from fnmatch import fnmatchcase
 
     drop = [p.upper() for p in spec.env_drop]
@@ -392,6 +393,6 @@ def scrub_env(environ: dict[str, str], spec: SandboxSpec) -> dict[str, str]:
                 fnmatchcase(upper, p) for p in keep):
             continue
         out[name] = value
-    if spec.temp_dir is not None and "TMPDIR" in out:
-        out["TMPDIR"] = "/tmp"
+    if "TMPDIR" in out and "/tmp" in (*spec.temp_mounts, *spec.private_dirs):
+        out["TMPDIR"] = "/tmp"  # the host's $TMPDIR is not there inside
     return out

@@ -197,3 +197,12 @@ def test_git_sparse_checkout_commit(confined: Runner, committed_repo: Path) -> N
     _git(committed_repo, "sparse-checkout", "set", "src")
     ok(confined("echo t >> src/s && git commit -qam in-sparse && git status --short"))
     assert not (committed_repo / "docs").exists()
+
+
+def test_tmp_without_a_writable_cache_is_private(confined: Runner, home: Path) -> None:
+    """No project temp directory can be made (here `~/.cache` is a file): the command
+    still runs, as confined, with an empty /tmp of its own, and is told so."""
+    (home / ".cache").write_text("not a directory\n")
+    result = ok(confined("echo x > /tmp/a && cat /tmp/a"))
+    assert result.stdout == "x\n"
+    assert "private /tmp" in result.stderr

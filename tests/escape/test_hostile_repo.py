@@ -431,3 +431,14 @@ def test_new_worktree_with_its_own_fsmonitor(attack: Attack, repo: Path) -> None
     result = attack("git worktree add -q wt && printf '[core]\\n\\tfsmonitor = evil\\n' > "
                     ".git/worktrees/wt/config.worktree", worked, reset)
     assert "moved" in result.stderr
+
+
+def test_other_projects_temp_files_are_unreadable(attack: Attack, confined: Callable[
+        ..., RunResult], project: Path, home: Path) -> None:
+    confined("true")  # the first run makes this project's temp directory
+    other = home / ".cache" / "swifty-sandbox" / "tmp" / "other-0123456789abcdef"
+    other.mkdir(parents=True)
+    (other / "session.txt").write_text("SECRET\n")
+    leak = project / "leak"
+    attack(f"cat {other / 'session.txt'} > leak",
+           lambda: leak.exists() and "SECRET" in leak.read_text(), leak.unlink)

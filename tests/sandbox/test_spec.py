@@ -21,9 +21,10 @@ def test_default_spec(project: Path, home: Path) -> None:
     (project / ".git" / "config").write_text("[core]\n")
     (home / ".ssh").mkdir()
     (home / ".netrc").write_text("machine x\n")
+    temp = home / ".cache" / "swifty-sandbox" / "tmp"
+    temp.mkdir(parents=True)  # made by the first run; other projects' dirs are hidden
     spec = Sandbox(project, home=home).spec()
     assert spec.writable == (str(project),)  # the host's /tmp is not writable
-    temp = home / ".cache" / "swifty-sandbox" / "tmp"
     assert spec.temp_dir is not None and Path(spec.temp_dir).parent == temp
     assert spec.temp_mounts == ("/tmp", "/var/tmp")
     assert set(spec.read_only) == {str(project / ".git" / "hooks"),
