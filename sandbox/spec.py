@@ -344,7 +344,9 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
 def _with_link_targets(paths: tuple[str, ...]) -> list[str]:
     """The hidden paths, plus every symlink found inside the hidden directories: the
     link's target must be hidden too, or `cat ~/.ssh/key` is denied while the file the
-    link names stays readable under its own name."""
+    link names stays readable under its own name. A file in there with other hard
+    links refuses the run for the same reason (git's object stores excepted: `git
+    clone --local` links objects between clones, and both copies are the user's)."""
     out = list(paths)
     budget = _HIDDEN_SCAN_LIMIT
     for top in paths:
@@ -361,10 +363,17 @@ def _with_link_targets(paths: tuple[str, ...]) -> list[str]:
             if budget < 0:
                 raise SetupError(t("setup.too_large", path=top, limit=_HIDDEN_SCAN_LIMIT))
             for entry in entries:
-                if entry.is_symlink():
-                    out.append(entry.path)
-                elif entry.is_dir(follow_symlinks=False):
-                    stack.append(entry.path)
+                try:
+                    if entry.is_symlink():
+                        out.append(entry.path)
+                    elif entry.is_dir(follow_symlinks=False):
+                        if entry.name != ".git":
+                            stack.append(entry.path)
+                    elif entry.stat(follow_symlinks=False).st_nlink > 1:
+                        raise SetupError(t("setup.hard_links", path=entry.path,
+                                           count=entry.stat().st_nlink))
+                except OSError:
+                    continue
     return out
 
 

@@ -61,13 +61,18 @@ def test_committed_deny_rule_under_a_symlinked_dir_cannot_bind_home(
     assert result.exit_code != 0
 
 
-def test_users_rule_through_a_symlink_fails_closed(project: Path, home: Path) -> None:
+def link_home_with_users_rule(project: Path, home: Path, rule: str) -> Path:
+    """`evil -> ~` in the project and a deny rule of the user's naming a path under it;
+    returns the file an attack tries to create in home."""
     (project / "evil").symlink_to(home)
     (home / ".bashrc").write_text("# mine\n")
     (home / ".swifty").mkdir()
-    (home / ".swifty" / "permissions.yaml").write_text(
-        "- rule: WriteFile(./evil/.bashrc)\n  effect: deny\n")
-    target = home / "pwned"
+    (home / ".swifty" / "permissions.yaml").write_text(f"- rule: {rule}\n  effect: deny\n")
+    return home / "pwned"
+
+
+def test_users_rule_through_a_symlink_fails_closed(project: Path, home: Path) -> None:
+    target = link_home_with_users_rule(project, home, "WriteFile(./evil/.bashrc)")
     result = refused(project, home, "echo x > evil/pwned; echo x >> evil/.bashrc")
     assert "symbolic link" in result.stderr and str(project / "evil") in result.stderr
     assert not target.exists() and (home / ".bashrc").read_text() == "# mine\n"
@@ -77,12 +82,7 @@ def test_users_glob_through_a_symlink_binds_nothing(attack: Attack, project: Pat
                                                     home: Path) -> None:
     """A glob is not expanded through a link for write protection: nothing is mounted
     there, and the link's target stays as read-only as the rest of home."""
-    (project / "evil").symlink_to(home)
-    (home / "notes.txt").write_text("mine\n")
-    (home / ".swifty").mkdir()
-    (home / ".swifty" / "permissions.yaml").write_text(
-        "- rule: WriteFile(evil/*.txt)\n  effect: deny\n")
-    target = home / "pwned"
+    target = link_home_with_users_rule(project, home, "WriteFile(evil/*.txt)")
     attack("echo x > evil/pwned", target.exists, target.unlink)
 
 
@@ -442,3 +442,12 @@ def test_other_projects_temp_files_are_unreadable(attack: Attack, confined: Call
     leak = project / "leak"
     attack(f"cat {other / 'session.txt'} > leak",
            lambda: leak.exists() and "SECRET" in leak.read_text(), leak.unlink)
+
+
+def test_hard_link_to_a_file_in_a_hidden_dir_refuses(project: Path, home: Path,
+                                                      outside_temp: Path) -> None:
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_ed25519").write_text("PRIVATE\n")
+    os.link(home / ".ssh" / "id_ed25519", outside_temp / "copy")
+    result = refused(project, home, "true")
+    assert "hard links" in result.stderr and "id_ed25519" in result.stderr
