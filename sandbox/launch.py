@@ -13,7 +13,7 @@ import resource
 import stat
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import IO
 
 from swifty_sandbox.policy.messages import t
@@ -80,23 +80,26 @@ def run_confined(spec: SandboxSpec, command: Sequence[str], *,
             fallback = t("run.temp_fallback", path=spec.temp_dir, error=e.strerror) + "\n"
             spec = dataclasses.replace(spec, temp_dir=None, temp_mounts=(),
                                        private_dirs=(*spec.private_dirs, *TEMP_MOUNTS))
+    dir_fds = open_dirs({**{p: p for p in (*spec.writable, *spec.pinned)},
+                         **{m: spec.temp_dir for m in spec.temp_mounts if spec.temp_dir}})
     seccomp_fd = os.memfd_create("swifty-seccomp", 0)
     status_read, status_write = os.pipe()
     try:
         os.write(seccomp_fd, bpf)
         os.lseek(seccomp_fd, 0, os.SEEK_SET)
         argv = bwrap_argv(spec, command, bwrap=bwrap.path, seccomp_fd=seccomp_fd,
-                          status_fd=status_write)
+                          status_fd=status_write, dir_fds=dir_fds)
         env = scrub_env(dict(os.environ if environ is None else environ), spec)
         result = execute(
             argv, env=env, timeout=spec.limits.timeout, capture=capture,
             output_bytes=spec.limits.output_bytes,
-            stdin=stdin, pass_fds=(seccomp_fd, status_write), status_fd=status_read,
+            stdin=stdin, pass_fds=(seccomp_fd, status_write, *dir_fds.values()),
+            status_fd=status_read,
             preexec=_rlimits(spec.limits), close_after_spawn=(status_write,),
             own_tree=True)
         status_write = -1  # closed by execute() once bwrap has it
     finally:
-        for fd in (seccomp_fd, status_read, status_write):
+        for fd in (seccomp_fd, status_read, status_write, *dir_fds.values()):
             if fd >= 0:
                 os.close(fd)
         notes = fallback + _after_run(spec)
@@ -107,6 +110,40 @@ def run_confined(spec: SandboxSpec, command: Sequence[str], *,
         error = result.stderr.decode(errors="replace").strip() or f"exit {result.exit_code}"
         raise SetupError(t("setup.bwrap_failed", error=error))
     return result
+
+
+_DIR_FLAGS = os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC
+
+
+def open_dirs(sources: Mapping[str, str]) -> dict[str, int]:
+    """For each mount destination, its source directory opened component by component
+    from `/`, following no symlink (`O_PATH|O_NOFOLLOW`): the descriptor names the
+    directory that was checked, so a bind made from it cannot land where a link
+    swapped in since points."""
+    fds: dict[str, int] = {}
+    try:
+        for dest, path in sources.items():
+            fd = os.open("/", _DIR_FLAGS)
+            try:
+                for part in path.strip("/").split("/"):
+                    if not part:
+                        continue
+                    try:
+                        child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                    except OSError as e:
+                        raise SetupError(t("setup.symlink", path=path, link=f"{path} ({e})")
+                                         ) from e
+                    os.close(fd)
+                    fd = child
+            except BaseException:
+                os.close(fd)
+                raise
+            fds[dest] = fd
+    except BaseException:
+        for fd in fds.values():
+            os.close(fd)
+        raise
+    return fds
 
 
 def _after_run(spec: SandboxSpec) -> str:

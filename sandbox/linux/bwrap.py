@@ -17,13 +17,24 @@ the argv is built in these steps, and no step may move:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ..spec import SandboxSpec
 
 
 def bwrap_argv(spec: SandboxSpec, command: Sequence[str], *, bwrap: str = "bwrap",
-               seccomp_fd: int | None = None, status_fd: int | None = None) -> list[str]:
+               seccomp_fd: int | None = None, status_fd: int | None = None,
+               dir_fds: Mapping[str, int] | None = None) -> list[str]:
+    """`dir_fds`: by mount destination, descriptors of the read-write mount sources,
+    opened without following any symlink (`launch.open_dirs`; bwrap closes each after
+    use, so one per mount); with them bwrap binds what was checked, even if a
+    concurrent command swapped a directory for a link since."""
+    fds = dir_fds or {}
+
+    def bind(source: str, dest: str) -> list[str]:
+        return ["--bind-fd", str(fds[dest]), dest] if dest in fds else \
+            ["--bind", source, dest]
+
     argv = [bwrap]
     # Namespaces and process hygiene. --unshare-user always, also for root: root outside
     # must not mean capabilities inside.
@@ -43,14 +54,14 @@ def bwrap_argv(spec: SandboxSpec, command: Sequence[str], *, bwrap: str = "bwrap
     # 3. and 4.
     if spec.temp_dir is not None:
         for path in spec.temp_mounts:
-            argv += ["--bind", spec.temp_dir, path]
+            argv += bind(spec.temp_dir, path)
     for path in spec.private_dirs:
         argv += ["--tmpfs", path]
     for path in spec.writable:
-        argv += ["--bind", path, path]
+        argv += bind(path, path)
     # 5.
     for path in spec.pinned:
-        argv += ["--bind", path, path]
+        argv += bind(path, path)
     # 6.
     for path in spec.read_only:
         argv += ["--ro-bind", path, path]

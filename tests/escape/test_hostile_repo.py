@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from swifty_sandbox import Sandbox
-from swifty_sandbox.sandbox import EXIT_SETUP, RunResult
+from swifty_sandbox.sandbox import EXIT_SETUP, RunResult, SetupError
 from swifty_sandbox.sandbox.linux.bwrap import bwrap_argv
 
 Attack = Callable[..., RunResult]
@@ -451,3 +451,24 @@ def test_hard_link_to_a_file_in_a_hidden_dir_refuses(project: Path, home: Path,
     os.link(home / ".ssh" / "id_ed25519", outside_temp / "copy")
     result = refused(project, home, "true")
     assert "hard links" in result.stderr and "id_ed25519" in result.stderr
+
+
+def test_a_directory_swapped_for_a_link_after_the_check_is_not_followed(
+        project: Path, home: Path) -> None:
+    """A concurrent command swaps a pinned directory for a link to home between the
+    compile (which checked it) and bwrap's mount: the mount source is a descriptor
+    opened without following links, so the run refuses instead of binding home."""
+    from swifty_sandbox.sandbox.launch import run_confined
+
+    nested = project / "pkg" / ".git"
+    (nested / "hooks").mkdir(parents=True)
+    spec = Sandbox(project, home=home).spec()
+    assert str(project / "pkg") in spec.pinned
+    (project / "pkg").rename(project / "pkg.real")
+    (project / "pkg").symlink_to(home)
+    script = home.parent / "swap.sh"
+    script.write_text(f"echo x > {project}/pkg/pwned\n")
+    with pytest.raises(SetupError) as refusal:
+        run_confined(spec, ["bash", str(script)])
+    assert "pkg" in str(refusal.value)
+    assert not (home / "pwned").exists()

@@ -65,3 +65,13 @@ def test_unreadable_comes_after_every_writable_bind() -> None:
 def test_command_that_looks_like_an_option_is_not_parsed_by_bwrap() -> None:
     argv = bwrap_argv(spec(), ["--help"])
     assert argv[-2:] == ["--", "--help"]
+
+
+def test_read_write_binds_from_descriptors() -> None:
+    argv = bwrap_argv(spec(temp_dir="/h/.cache/t", temp_mounts=("/tmp", "/var/tmp"),
+                           writable=("/p",)), ["true"],
+                      dir_fds={"/p": 11, "/p/.git": 12, "/tmp": 13, "/var/tmp": 14})
+    joined = " ".join(argv)
+    assert ("--bind-fd 13 /tmp --bind-fd 14 /var/tmp --bind-fd 11 /p "
+            "--bind-fd 12 /p/.git") in joined
+    assert "--bind " not in joined
