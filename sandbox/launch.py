@@ -108,6 +108,8 @@ def run_confined(spec: SandboxSpec, command: Sequence[str], *,
     if not result.timed_out and not any("child-pid" in doc for doc in result.status):
         # bwrap never started the command: it could not build the sandbox.
         error = result.stderr.decode(errors="replace").strip() or f"exit {result.exit_code}"
+        if "Unknown option --bind-fd" in error:
+            raise SetupError(t("setup.bwrap_too_old", bwrap=bwrap.path))
         raise SetupError(t("setup.bwrap_failed", error=error))
     return result
 

@@ -97,3 +97,13 @@ def test_doctor_reports_the_failure_and_a_fix(broken_bwrap: Path) -> None:
 def test_the_file_system_root_is_never_a_writable_project(home: Path) -> None:
     result = Sandbox("/", home=home).run(["true"])
     assert result.exit_code == 125 and "refusing to make / writable" in result.stderr
+
+
+def test_a_bwrap_too_old_for_bind_fd_is_named(outside_temp: Path, project: Path,
+                                              home: Path) -> None:
+    old = fake_bwrap(outside_temp / "old-bin", (
+        "#!/bin/sh\necho 'bwrap: Unknown option --bind-fd' >&2\nexit 1\n"))
+    (home / ".swifty").mkdir(exist_ok=True)
+    (home / ".swifty" / "config.yaml").write_text(f"sandbox: {{bwrap: {old}}}\n")
+    result = Sandbox(project, home=home).run(["true"])
+    assert result.exit_code == 125 and "too old" in result.stderr
