@@ -180,7 +180,9 @@ _SAFE_KEYS = re.compile(
     r"^(core\.(repositoryformatversion|filemode|bare|logallrefupdates|ignorecase|"
     r"precomposeunicode|symlinks|autocrlf|eol|safecrlf|quotepath|worktree|sparsecheckout|"
     r"sparsecheckoutcone)"
-    r"|extensions\.objectformat|init\.defaultbranch|user\.(name|email)"
+    r"|extensions\.(objectformat|worktreeconfig)|init\.defaultbranch|user\.(name|email)"
+    r"|index\.sparse|lfs\.repositoryformatversion|gc\.auto|fetch\.prune"
+    r"|pull\.(rebase|ff)|push\.(default|autosetupremote)"
     r"|remote\.[^.]+\.(url|fetch|pushurl|tagopt|prune)"
     r"|branch\.[^.]+\.(remote|merge|rebase)|submodule\.[^.]+\.(url|active))$")
 
