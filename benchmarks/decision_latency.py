@@ -19,6 +19,8 @@ from pathlib import Path
 import yaml
 
 from swifty_sandbox import Request, Sandbox, Tool
+from swifty_sandbox.policy.loader import rule_file_path
+from swifty_sandbox.policy.types import Scope
 
 from .timing import latencies_us, median_ms, percentile
 
@@ -49,7 +51,8 @@ def make_project(root: Path) -> tuple[Path, Path]:
     (home / ".swifty").mkdir()
     for seed, path in enumerate([home / ".swifty" / "permissions.yaml",
                                  project / ".swifty" / "permissions.yaml",
-                                 project / ".swifty" / "permissions.local.yaml"]):
+                                 rule_file_path(Scope.LOCAL, project, home)]):
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(yaml.safe_dump(layer_rules(seed), sort_keys=False))
     return project, home
 

@@ -16,9 +16,11 @@ from .loader import (
     CONFIG_FILE,
     SWIFTY_DIR,
     config_layer,
+    in_project_local_file,
     is_within,
     names_outside,
     parse_rules,
+    rule_file_path,
 )
 from .messages import t
 from .rules import Rule
@@ -78,16 +80,17 @@ def from_error(e: PolicyFileError) -> Finding:
 
 
 def scope_of(path: Path, home: Path) -> Scope:
-    if path.name.endswith(".local.yaml"):
+    """A file's layer by where it is: a `permissions.local.yaml` counts as local only
+    in the user's home (one in a project could have come with the repository)."""
+    inside_home = is_within(str(path.resolve()), str((home / SWIFTY_DIR).resolve()))
+    if path.name.endswith(".local.yaml") and inside_home:
         return Scope.LOCAL
-    if is_within(str(path.resolve()), str((home / SWIFTY_DIR).resolve())):
-        return Scope.USER
-    return Scope.PROJECT
+    return Scope.USER if inside_home else Scope.PROJECT
 
 
 def default_paths(project: Path, home: Path) -> list[Path]:
-    names = ("permissions.yaml", "permissions.local.yaml", CONFIG_FILE)
-    candidates = [project / SWIFTY_DIR / n for n in names]
+    candidates = [project / SWIFTY_DIR / n for n in ("permissions.yaml", CONFIG_FILE)]
+    candidates += [rule_file_path(Scope.LOCAL, project, home), in_project_local_file(project)]
     candidates += [home / SWIFTY_DIR / n for n in ("permissions.yaml", CONFIG_FILE)]
     return [p for p in dict.fromkeys(candidates) if p.exists()]
 
@@ -102,8 +105,14 @@ def audit(paths: Iterable[Path], project: Path, home: Path) -> list[Finding]:
             raise PolicyFileError(str(path), 1, 1, t("file.unreadable", error="no such file"))
         if path.name == CONFIG_FILE or path.name.endswith("config.yaml"):
             found += _audit_config(source, path, project, home)
-        else:
-            found += audit_rules(source, scope_of(path, home), project, home)
+            continue
+        scope = scope_of(path, home)
+        if path.name.endswith(".local.yaml") and scope is not Scope.LOCAL:
+            found.append(Finding("project-loosens", WARNING, source.name, 1, 1, t(
+                "rules.local_in_project", file=path,
+                path=rule_file_path(Scope.LOCAL, project, home)),
+                t("audit.project-loosens.hint")))
+        found += audit_rules(source, scope, project, home)
     return found
 
 
@@ -230,7 +239,7 @@ def _dead_rules(rules: tuple[Rule, ...]) -> list[Finding]:
 def _protected_samples(project: Path, home: Path) -> tuple[str, ...]:
     """Paths every protected-path list covers: an allow matching one lifts nothing."""
     return tuple(str(p) for p in (
-        project / ".swifty" / "permissions.local.yaml", project / ".swifty" / "config.yaml",
+        project / ".swifty" / "permissions.yaml", project / ".swifty" / "config.yaml",
         project / ".git" / "hooks" / "pre-commit", project / ".git" / "config",
         home / ".bashrc", home / ".swifty" / "permissions.yaml"))
 

@@ -67,9 +67,28 @@ class RuleFile:
         return cls(scope, path, rules, by_tool, warnings)
 
 
+def project_state_dir(project: Path, home: Path) -> Path:
+    """The user's own directory for one project (`~/.swifty/projects/<name>-<hash>`):
+    outside the repository, so nothing in it can come from a clone or a commit."""
+    import hashlib
+
+    digest = hashlib.sha256(str(project).encode(errors="surrogateescape")).hexdigest()[:16]
+    return home / SWIFTY_DIR / "projects" / f"{project.name[:32]}-{digest}"
+
+
 def rule_file_path(scope: Scope, project: Path, home: Path) -> Path:
+    """Where each layer's file is. The local layer lives in the user's home, not in
+    the project: a repository can commit anything under `.swifty/`, and a local file
+    there would outrank the user's own rules."""
+    if scope is Scope.LOCAL:
+        return project_state_dir(project, home) / RULE_FILES[scope]
     base = home if scope is Scope.USER else project
     return base / SWIFTY_DIR / RULE_FILES[scope]
+
+
+def in_project_local_file(project: Path) -> Path:
+    """Where the local file used to be: never read now (a repository could ship it)."""
+    return project / SWIFTY_DIR / RULE_FILES[Scope.LOCAL]
 
 
 def parse_rules(source: Source, project: Path, home: Path,
@@ -116,9 +135,11 @@ def _parse_item(source: Source, item: yaml.Node, project: Path, home: Path) -> R
 def names_outside(rule: Rule, project: Path) -> bool:
     """Whether a path rule can name anything outside the project, after resolving the
     symlinks on its fixed leading directories (`..` counts as outside)."""
-    if rule.path is None:
-        return False
-    anchored = rule.path.anchored
+    return rule.path is not None and anchored_outside(rule.path.anchored, project)
+
+
+def anchored_outside(anchored: str, project: Path) -> bool:
+    """Whether an anchored path pattern can name anything outside the project."""
     if "/" not in anchored.rstrip("/"):
         return False  # a basename at any depth of the project
     if ".." in anchored.split("/"):
@@ -149,10 +170,15 @@ def load_rule_file(scope: Scope, path: Path, project: Path, home: Path) -> RuleF
 
 def load_rule_layers(project: Path, home: Path) -> tuple[RuleFile, ...]:
     """The three layers, highest priority first: local, project, user."""
-    return tuple(
-        load_rule_file(scope, rule_file_path(scope, project, home), project, home)
-        for scope in (Scope.LOCAL, Scope.PROJECT, Scope.USER)
-    )
+    layers = [load_rule_file(scope, rule_file_path(scope, project, home), project, home)
+              for scope in (Scope.LOCAL, Scope.PROJECT, Scope.USER)]
+    stray = in_project_local_file(project)
+    if project != home and os.path.lexists(stray):
+        local = layers[0]
+        layers[0] = RuleFile.of(local.scope, local.path, local.rules, (
+            *local.warnings, t("rules.local_in_project", file=stray,
+                               path=rule_file_path(Scope.LOCAL, project, home))))
+    return tuple(layers)
 
 
 # -- settings --------------------------------------------------------------------------
@@ -230,6 +256,9 @@ def config_layer(source: Source, project: Path, home: Path, *, committed: bool
                     PathPattern(entry, anchor_path_pattern(entry, project, home))
                 except RuleSyntaxError as e:
                     raise fail(source, item, str(e), e.kind) from e
+            # A committed file may hide paths outside the project too: that only
+            # tightens (at worst a repository makes its own runs fail, which it can
+            # anyway with a `Bash` deny rule).
             values["deny_read"] = tuple(entries)
         if "env" in box:
             env = mapping(source, box["env"][1], ("keep", "drop"))

@@ -85,6 +85,12 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "`sandbox.bwrap` must be an absolute path, got `{value}`",
         "`sandbox.bwrap` 必须是绝对路径，而不是 `{value}`",
     ),
+    "rules.local_in_project": (
+        "{file}: ignored: local rules are not read from the project (a repository could "
+        "ship them); yours live in {path} — move them there if you wrote them",
+        "{file}：已忽略：不再从项目中读取本地规则（仓库可能自带该文件）；"
+        "你的本地规则位于 {path}——如果是你写的，请移到那里",
+    ),
     "rules.project_outside": (
         "{file}:{line}: ignored `{rule}`: a committed project rule may only name paths "
         "inside the project; put it in ~/.swifty/permissions.yaml",
@@ -287,6 +293,20 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "拒绝运行：{path} 中需要查找不可读路径的条目超过 {limit} 个（经由符号链接或隐藏目录）；"
         "不完整的查找可能让机密仍可读。请删除该链接，或缩小 ReadFile 拒绝通配符。命令未运行。",
     ),
+    "setup.hard_links_protected": (
+        "refusing to run: the protected file {path} has {count} hard links, and another "
+        "name could change it. Remove the extra links (`find . -samefile {path}`). The "
+        "command did not run.",
+        "拒绝运行：受保护文件 {path} 有 {count} 个硬链接，可通过其他名称修改它。"
+        "请删除多余的链接（`find . -samefile {path}`）。命令未运行。",
+    ),
+    "setup.unsearchable": (
+        "refusing to run: {path} cannot be searched ({error}), so what it holds can be "
+        "neither protected nor hidden. Give it back its permissions (`chmod u+rwx "
+        "{path}`). The command did not run.",
+        "拒绝运行：无法搜索 {path}（{error}），其中的内容既无法保护也无法隐藏。"
+        "请恢复其权限（`chmod u+rwx {path}`）。命令未运行。",
+    ),
     "setup.hard_links": (
         "refusing to run: the unreadable file {path} has {count} hard links, and its "
         "other names would stay readable. Remove the extra links (`find / -samefile "
@@ -299,11 +319,24 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "this command got an empty private /tmp instead.",
         "swifty-sandbox：无法创建项目临时目录 {path}（{error}）；本命令改用一个空的私有 /tmp。",
     ),
+    "run.reason_created": ("it did not exist before the command", "命令运行前它并不存在"),
+    "run.reason_link": ("a link into the command's own /tmp", "指向该命令自身 /tmp 的链接"),
+    "run.not_moved": (
+        "(could not be moved: a symbolic link or a locked directory on the way; remove "
+        "it by hand)",
+        "（无法移走：路径上有符号链接或被锁定的目录；请手动删除）",
+    ),
+    "run.unsearchable": (
+        "{path} cannot be searched after the command (its permissions were changed); it "
+        "may hide a repository that git would trust. `chmod u+rwx` it and look.",
+        "命令结束后无法搜索 {path}（其权限已被修改）；其中可能藏有 git 会信任的仓库。"
+        "请对其执行 `chmod u+rwx` 后检查。",
+    ),
     "run.watched": (
-        "swifty-sandbox: the command created {path}, which git would trust outside the "
-        "sandbox (it could run code there); it was moved to {moved}.",
-        "swifty-sandbox：该命令创建了 {path}，git 会在沙箱外信任它（可借此运行代码）；"
-        "已将其移至 {moved}。",
+        "swifty-sandbox: the command left {path}, which git or swifty-sandbox would trust "
+        "outside the sandbox ({reason}); it was moved to {moved}.",
+        "swifty-sandbox：该命令留下了 {path}，git 或 swifty-sandbox 会在沙箱外信任它"
+        "（{reason}）；已将其移至 {moved}。",
     ),
     "run.unconfined": (
         "WARNING: running UNCONFINED (sandbox off): no file-system, network or process "

@@ -1,4 +1,5 @@
-"""The "always allow" writer: appends rules to `.swifty/permissions.local.yaml`.
+"""The "always allow" writer: appends rules to the local layer's file
+(`~/.swifty/projects/<project>/permissions.local.yaml`).
 
 Nothing a user wrote is lost: the new rules are appended as text (comments and
 formatting stay), the result is parsed before it replaces the file, the replace is
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import PolicyFileError
-from .loader import RULE_FILES, SWIFTY_DIR, parse_rules
+from .loader import parse_rules, rule_file_path
 from .messages import t
 from .types import Effect, Scope
 from .yamlnodes import Source, compose, read_source
@@ -81,8 +82,9 @@ def _write_atomically(path: Path, text: str) -> None:
         os.close(dir_fd)
 
 
-def local_rules_path(project: Path) -> Path:
-    return project / SWIFTY_DIR / RULE_FILES[Scope.LOCAL]
+def local_rules_path(project: Path, home: Path) -> Path:
+    """The local layer's file (`~/.swifty/projects/<project>/permissions.local.yaml`)."""
+    return rule_file_path(Scope.LOCAL, project, home)
 
 
 def add_rules(path: Path, rules: list[str], effect: Effect, *, project: Path,

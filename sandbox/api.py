@@ -136,7 +136,8 @@ class Sandbox:
         from swifty_sandbox.policy.store import add_rules, local_rules_path
 
         rules = suggest_rules(self.policy, as_request(request))
-        added = add_rules(local_rules_path(self.project), rules, Effect.ALLOW,
+        added = add_rules(local_rules_path(self.policy.project, self.policy.home), rules,
+                          Effect.ALLOW,
                           project=self.policy.project, home=self.policy.home)
         self.reload()
         return added

@@ -5,32 +5,45 @@
   leading directories only (`<project>/src`, `<project>`), never under all of `/`.
 - Basename globs (no `/`, the usual `*.env*`) are looked for under the given roots,
   testing each entry's name only, which keeps the walk cheap on big trees.
-One walk per directory tree serves every pattern; a matching directory is recorded and
-not descended (a pattern naming a directory covers all of it). Symlinked directories are
-followed only for the groups named in `follow` (hidden paths: `cat link/.env` must be as
+One walk per directory tree serves every pattern. A directory that a group's pattern
+matches is recorded and, for that group, not descended (a pattern naming a directory
+covers all of it); the other groups go on below it. Symlinked directories are followed
+only for the groups named in `follow` (hidden paths: `cat link/.env` must be as
 unreadable as `check --tool ReadFile link/.env` says), each real directory once, within
 a budget of entries (beyond it, `ExpansionTooLarge`: refused, never half scanned).
-Entries named in `markers` (`.git`, `.swifty`) are recorded wherever they are, without
-stopping the walk.
+Inside the `strict` trees (the writable roots, where a command could have changed
+permissions) a directory or path that cannot be searched raises `Unsearchable`: what
+cannot be seen cannot be protected. Entries named in `markers` (`.git`, `.swifty`,
+`HEAD`) are recorded wherever they are, without stopping the walk.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from swifty_sandbox.policy.loader import is_within
 from swifty_sandbox.policy.rules import PathPattern, fixed_prefix
 
 FOLLOW_BUDGET = 200_000  # entries visited below followed symlinks
+_MISSING = (errno.ENOENT, errno.ENOTDIR)
 
 
 class ExpansionTooLarge(Exception):
     def __init__(self, path: str, limit: int) -> None:
         super().__init__(path)
         self.path, self.limit = path, limit
+
+
+class Unsearchable(Exception):
+    """A directory in a writable tree that cannot be searched (its permissions)."""
+
+    def __init__(self, path: str, error: OSError) -> None:
+        super().__init__(path)
+        self.path, self.error = path, error
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,13 +56,26 @@ class Expansion:
         return (*self.literal, *self.found)
 
 
+def _exists(path: str, strict: tuple[str, ...]) -> bool:
+    """`lexists`, except that in a strict tree "cannot tell" is an error, not "no"."""
+    try:
+        os.lstat(path)
+    except OSError as e:
+        if e.errno in _MISSING or not any(is_within(path, r) for r in strict):
+            return False
+        raise Unsearchable(path, e) from e
+    return True
+
+
 def expand(groups: Mapping[str, Sequence[PathPattern]], roots: Iterable[str], *,
-           follow: Sequence[str] = (), markers: Sequence[str] = (),
-           marked: list[str] | None = None) -> dict[str, Expansion]:
+           follow: Sequence[str] = (), markers: Iterable[str] = (),
+           marked: list[str] | None = None, strict: Sequence[str] = ()
+           ) -> dict[str, Expansion]:
     """Existing paths each group of patterns names, in one walk of the trees involved;
     basename globs are looked for in `roots`. Paths of entries named in `markers` are
     appended to `marked`."""
     roots = tuple(roots)
+    strict = tuple(strict)
     literal: dict[str, dict[str, None]] = {g: {} for g in groups}
     names: dict[str, re.Pattern[str]] = {}
     anchored: dict[str, list[tuple[str, PathPattern]]] = {}
@@ -57,7 +83,7 @@ def expand(groups: Mapping[str, Sequence[PathPattern]], roots: Iterable[str], *,
         basenames = []
         for pattern in patterns:
             if pattern.literal is not None:
-                if os.path.lexists(pattern.literal):
+                if _exists(pattern.literal, strict):
                     literal[group][pattern.literal] = None
                 continue
             if "/" not in pattern.anchored.rstrip("/"):
@@ -68,7 +94,7 @@ def expand(groups: Mapping[str, Sequence[PathPattern]], roots: Iterable[str], *,
             # the directory itself is what must be mounted.
             parts = pattern.anchored.strip("/").split("/")
             if whole or (parts[-1] == "**" and prefix.count("/") == len(parts) - 1):
-                if os.path.lexists(prefix):
+                if _exists(prefix, strict):
                     literal[group][prefix] = None
             elif prefix != "/":  # a glob from the file-system root is not expanded
                 anchored.setdefault(prefix, []).append((group, pattern))
@@ -79,7 +105,8 @@ def expand(groups: Mapping[str, Sequence[PathPattern]], roots: Iterable[str], *,
     trees: dict[str, list[tuple[str, PathPattern]]] = {r: [] for r in roots if names}
     for prefix, members in anchored.items():
         trees.setdefault(prefix, []).extend(members)
-    walk = _Walk(frozenset(follow), frozenset(markers), marked if marked is not None else [])
+    walk = _Walk(frozenset(follow), frozenset(markers),
+                 marked if marked is not None else [], strict)
     for root in _outermost(trees):
         inner = [m for r, members in trees.items() if is_within(r, root) for m in members]
         named = names if any(is_within(root, r) or is_within(r, root) for r in roots) else {}
@@ -111,25 +138,29 @@ class _Walk:
     follow: frozenset[str]
     markers: frozenset[str]
     marked: list[str]
+    strict: tuple[str, ...]
     budget: int = FOLLOW_BUDGET
 
     def run(self, root: str, names: Mapping[str, re.Pattern[str]],
             paths: list[tuple[str, PathPattern]], found: dict[str, dict[str, None]]) -> None:
-        # (directory, below a followed link): below a link only `follow` groups count.
-        stack = [(root, False)]
+        groups = frozenset((*names, *(g for g, _ in paths)))
+        # (directory, the groups still looked for below it, below a followed link)
+        stack: list[tuple[str, frozenset[str], bool]] = [(root, groups, False)]
         seen: set[str] = set()  # real directories already walked through a link
-        name_items = list(names.items())
         # Below a match nothing is visited, so a glob can only match an entry whose path
         # ends with the glob's literal tail: one C-level endswith() rules most out.
         tails = tuple(p.tail for _, p in paths if p.tail is not None)
         untailed = [(g, p) for g, p in paths if p.tail is None]
         markers = self.markers
         while stack:
-            directory, linked = stack.pop()
+            directory, active, linked = stack.pop()
             try:
                 entries = os.scandir(directory)
-            except OSError:
-                continue  # unreadable or vanished: nothing of it can be mounted either
+            except OSError as e:
+                if e.errno not in _MISSING and not linked and any(
+                        is_within(directory, r) for r in self.strict):
+                    raise Unsearchable(directory, e) from e
+                continue  # vanished, or outside what a command can change
             with entries:
                 for entry in entries:
                     if linked:
@@ -139,52 +170,70 @@ class _Walk:
                     name = entry.name
                     if name in markers and not linked:
                         self.marked.append(entry.path)
-                    matched = False
-                    for group, regex in name_items:
-                        if (not linked or group in self.follow) and regex.match(name):
-                            found[group][entry.path] = None
-                            matched = True
+                    matched: set[str] = set()
+                    for group, regex in names.items():
+                        if group in active and regex.match(name):
+                            matched.add(group)
                     path = entry.path
                     candidates = paths if tails and path.endswith(tails) else untailed
                     for group, pattern in candidates:
-                        if (not linked or group in self.follow) and pattern.matches(path):
-                            found[group][path] = None
-                            matched = True
-                    if matched:
-                        continue  # a matching directory covers everything below it
+                        if group in active and pattern.matches(path):
+                            matched.add(group)
+                    for group in matched:
+                        found[group][path] = None
+                    below = active - matched  # a matching directory covers the rest
+                    if not below:
+                        continue  # mounted whole (read-only or hidden): nothing to plant
                     try:
                         if entry.is_dir(follow_symlinks=False):
-                            stack.append((path, linked))
+                            stack.append((path, below, linked))
                         elif self.follow and entry.is_symlink() and entry.is_dir():
                             # A target inside this tree is walked as itself anyway (the
                             # hidden mount is at the real path): pnpm's links cost nothing.
                             real = os.path.realpath(path)
                             if real not in seen and not is_within(real, root):
                                 seen.add(real)
-                                stack.append((path, True))
+                                stack.append((path, below & self.follow, True))
                     except OSError:
                         continue
 
 
+@dataclass(slots=True)
+class Found:
+    named: list[str] = field(default_factory=list)  # entries with one of the names
+    links: list[str] = field(default_factory=list)  # symlinks leading into `links_into`
+    unsearchable: list[str] = field(default_factory=list)  # directories not searched
+
+
 def find_named(roots: Iterable[str], names: frozenset[str],
-               skip: frozenset[str] = frozenset()) -> list[str]:
+               skip: frozenset[str] = frozenset(), *, links_into: str | None = None
+               ) -> Found:
     """Every entry named one of `names` in the trees (symlinks not followed), not
-    looking below the directories in `skip`."""
-    out = []
+    looking below the directories in `skip`; and every symlink that leads into
+    `links_into` (the link's text names `swifty-sandbox`, then its target is resolved:
+    no other path reaches that directory)."""
+    out = Found()
     stack = list(roots)
     while stack:
         directory = stack.pop()
         try:
             entries = os.scandir(directory)
-        except OSError:
+        except OSError as e:
+            if e.errno not in _MISSING:
+                out.unsearchable.append(directory)
             continue
         with entries:
             for entry in entries:
                 if entry.name in names:
-                    out.append(entry.path)
+                    out.named.append(entry.path)
                 try:
-                    if entry.is_dir(follow_symlinks=False) and entry.path not in skip:
-                        stack.append(entry.path)
+                    if entry.is_dir(follow_symlinks=False):
+                        if entry.path not in skip:
+                            stack.append(entry.path)
+                    elif links_into is not None and entry.is_symlink() and \
+                            "swifty-sandbox" in os.readlink(entry.path) and is_within(
+                                os.path.realpath(entry.path), links_into):
+                        out.links.append(entry.path)
                 except OSError:
                     continue
     return out

@@ -6,14 +6,20 @@ git command. Beyond `.git/config` and `.git/hooks` it follows: gitfiles (`.git` 
 file, in worktrees and submodules: `gitdir: <path>`), `commondir`, `config.worktree`,
 per-worktree directories, the `core.hooksPath` directory (husky's `.husky/`) and
 `include.path` / `includeIf.*.path` files. Each of those inside a writable root is
-returned here; files git would honour that do not exist yet are returned as `watch`
-(the launcher moves aside any that a command creates, and says so).
+returned here: existing ones to mount read-only, a missing `config` or hooks directory
+to guard (an empty read-only stand-in during the run), and the files git would honour
+that cannot be guarded without breaking git (`commondir`) to watch (the launcher moves
+aside any that a command creates, and says so).
+
+Every file is read as a regular file of bounded size (a FIFO named `.git` must not hang
+the run); a file with several hard links is not trusted (another name could change it).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -25,18 +31,43 @@ _TRUSTED_FILES = ("config", "config.worktree", "commondir", "hooks")
 _WATCHED_FILES = ("config.worktree", "commondir")
 _SECTION = re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]')
 _ENTRY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$")
-_MAX_CONFIG = 1 << 20  # a git config larger than this is not read (it is still read-only)
+_MAX_FILE = 1 << 20  # a git file larger than this is not read (nor trusted)
 
 
 @dataclass(frozen=True, slots=True)
 class GitPaths:
     read_only: tuple[str, ...]  # existing paths to mount read-only
     guard: tuple[str, ...]  # missing directories to guard (empty and read-only)
+    guard_files: tuple[str, ...]  # missing files to guard (empty and read-only)
     watch: tuple[str, ...]  # missing files a command must not create
+
+
+class _Unreadable(Exception):
+    """Not a regular file of bounded size (a FIFO, a device, a huge file)."""
 
 
 def _inside(path: str, roots: Iterable[str]) -> bool:
     return any(is_within(path, r) for r in roots)
+
+
+def read_small(path: str) -> str | None:
+    """A git file's text; None when missing. Opened non-blocking and checked on the
+    descriptor: anything but a regular file under 1 MiB raises `_Unreadable`."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise _Unreadable(path) from e
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_FILE:
+            raise _Unreadable(path)
+        return os.read(fd, _MAX_FILE).decode("utf-8", errors="surrogateescape")
+    except OSError as e:
+        raise _Unreadable(path) from e
+    finally:
+        os.close(fd)
 
 
 def gitdir_of(dot_git: str) -> str | None:
@@ -44,44 +75,80 @@ def gitdir_of(dot_git: str) -> str | None:
     if os.path.isdir(dot_git) and not os.path.islink(dot_git):
         return dot_git
     try:
-        with open(dot_git, encoding="utf-8", errors="surrogateescape") as f:
-            first = f.read(4096).splitlines()[:1]
-    except OSError:
+        text = read_small(dot_git)
+    except _Unreadable:
         return None
+    first = (text or "").splitlines()[:1]
     if not first or not first[0].startswith("gitdir:"):
         return None
     target = first[0][len("gitdir:"):].strip()
     return os.path.normpath(os.path.join(os.path.dirname(dot_git), target))
 
 
-def _config_values(path: str, wanted: tuple[str, ...]) -> list[str]:
-    """Values of `section.key` names (lower case; `includeif.*.path` as
-    `includeif.path`) in one git config file: a small reader, enough for paths."""
-    try:
-        if os.path.getsize(path) > _MAX_CONFIG:
-            return []
-        with open(path, encoding="utf-8", errors="surrogateescape") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return []
-    values = []
+def _value(raw: str) -> str:
+    """A config value as git reads it: quotes joined, `#`/`;` comments cut outside
+    quotes, the usual escapes."""
+    out: list[str] = []
+    quoted = False
+    i = 0
+    while i < len(raw):
+        c = raw[i]
+        if c == '"':
+            quoted = not quoted
+        elif c == "\\" and i + 1 < len(raw):
+            i += 1
+            out.append({"n": "\n", "t": "\t", "b": "\b"}.get(raw[i], raw[i]))
+        elif c in "#;" and not quoted:
+            break
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out).strip()
+
+
+def _entries(text: str) -> list[tuple[str, str | None]]:
+    """`(section[.subsection].key, value)` of a config text, section and key lower case;
+    a line the reader cannot follow gives the key `?` (never trusted)."""
+    entries: list[tuple[str, str | None]] = []
     section = ""
-    for line in lines:
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        while line.endswith("\\") and i < len(lines):  # a continued value
+            line = line[:-1] + lines[i]
+            i += 1
+        if not line.strip() or line.lstrip().startswith(("#", ";")):
+            continue
         head = _SECTION.match(line)
         if head:
-            section = head.group(1).lower()
-            rest = line[head.end():]
-            if not rest.strip():
+            section = head.group(1).lower() + (f".{head.group(2)}" if head.group(2) else "")
+            line = line[head.end():]
+            if not line.strip() or line.lstrip().startswith(("#", ";")):
                 continue
-            line = rest
         entry = _ENTRY.match(line)
-        if entry is None or entry.group(2) is None:
+        if entry is None:
+            entries.append((f"{section}.?", None))
             continue
-        name = f"{section}.{entry.group(1).lower()}"
-        if name in wanted:
-            value = entry.group(2).split(" #")[0].split(" ;")[0].strip()
-            if len(value) >= 2 and value[0] == value[-1] == '"':
-                value = value[1:-1]
+        raw = entry.group(2)
+        entries.append((f"{section}.{entry.group(1).lower()}",
+                        None if raw is None else _value(raw)))
+    return entries
+
+
+def _config_values(path: str, wanted: tuple[str, ...]) -> list[str]:
+    """Values of `section.key` names (lower case; `includeIf "…".path` counts as
+    `includeif.path`) in one config file."""
+    try:
+        text = read_small(path)
+    except _Unreadable:
+        return []
+    values = []
+    for key, value in _entries(text or ""):
+        section, _, name = key.partition(".")
+        short = f"{section}.{name.rpartition('.')[2]}"
+        if value is not None and (key in wanted or short in wanted):
             values.append(value)
     return values
 
@@ -99,13 +166,14 @@ def protected(project: str, roots: tuple[str, ...], dot_gits: Iterable[str] = ()
     home = home or os.path.expanduser("~")
     read_only: dict[str, None] = {}
     guard: dict[str, None] = {}
+    guard_files: dict[str, None] = {}
     watch: dict[str, None] = {}
     configs: list[tuple[str, str]] = []  # (config file, work tree)
     seen: set[str] = set()
 
     def git_dir(directory: str, worktree: str) -> None:
         directory = os.path.normpath(directory)
-        if directory in seen:
+        if directory in seen or not os.path.isdir(directory):
             return
         seen.add(directory)
         for name in _TRUSTED_FILES:
@@ -114,17 +182,18 @@ def protected(project: str, roots: tuple[str, ...], dot_gits: Iterable[str] = ()
                 read_only[path] = None
                 if name.startswith("config"):
                     configs.append((path, worktree))
-            elif name in _WATCHED_FILES and os.path.isdir(directory):
+            elif name == "hooks":
+                guard[path] = None  # a repository made without hooks gets none later
+            elif name == "config":
+                guard_files[path] = None
+            else:
                 watch[path] = None
-        common = os.path.join(directory, "commondir")
-        if os.path.isfile(common):
-            try:
-                with open(common, encoding="utf-8", errors="surrogateescape") as f:
-                    target = f.read(4096).strip()
-            except OSError:
-                target = ""
-            if target:
-                git_dir(os.path.join(directory, target), worktree)
+        try:
+            target = (read_small(os.path.join(directory, "commondir")) or "").strip()
+        except _Unreadable:
+            target = ""
+        if target:
+            git_dir(os.path.join(directory, target), worktree)
         worktrees = os.path.join(directory, "worktrees")
         try:
             names = sorted(os.listdir(worktrees))
@@ -170,15 +239,16 @@ def protected(project: str, roots: tuple[str, ...], dot_gits: Iterable[str] = ()
     def keep(paths: dict[str, None]) -> tuple[str, ...]:
         return tuple(p for p in paths if _inside(p, roots))
 
-    return GitPaths(keep(read_only), keep(guard), keep(watch))
+    return GitPaths(keep(read_only), keep(guard), keep(guard_files), keep(watch))
 
 
 # What `git init`, `git clone`, `cargo new`, `npm init` and friends write into a new
 # repository's config: nothing here makes git run a program. Any other key (fsmonitor,
 # hooksPath, pager, editor, sshCommand, aliases, filters, includes …) does or may.
+# `core.worktree` is checked apart: it must stay inside the project.
 _SAFE_KEYS = re.compile(
     r"^(core\.(repositoryformatversion|filemode|bare|logallrefupdates|ignorecase|"
-    r"precomposeunicode|symlinks|autocrlf|eol|safecrlf|quotepath|worktree|sparsecheckout|"
+    r"precomposeunicode|symlinks|autocrlf|eol|safecrlf|quotepath|sparsecheckout|"
     r"sparsecheckoutcone)"
     r"|extensions\.(objectformat|worktreeconfig)|init\.defaultbranch|user\.(name|email)"
     r"|index\.sparse|lfs\.repositoryformatversion|gc\.auto|fetch\.prune"
@@ -187,7 +257,8 @@ _SAFE_KEYS = re.compile(
     r"|branch\.[^.]+\.(remote|merge|rebase)|submodule\.[^.]+\.(url|active))$")
 
 
-def untrusted(dot_git: str, main: str | None = None) -> str | None:
+def untrusted(dot_git: str, main: str | None = None, project: str | None = None
+              ) -> str | None:
     """Why a repository a command just created would run code outside the sandbox (a
     config key or hook git executes), or None when it is an ordinary new repository.
     A gitfile is ordinary only when it names a directory inside `main`, the project's
@@ -200,30 +271,41 @@ def untrusted(dot_git: str, main: str | None = None) -> str | None:
         if main is None or not is_within(real, os.path.realpath(main)) or real == \
                 os.path.realpath(main):
             return "a gitfile"  # `.git` as a file points git at a directory of its choosing
-        common = os.path.join(directory, "commondir")
-        if os.path.lexists(common):
-            try:
-                with open(common, encoding="utf-8", errors="surrogateescape") as f:
-                    target = os.path.realpath(os.path.join(directory, f.read(4096).strip()))
-            except OSError:
-                return "commondir"
-            if target != os.path.realpath(main):
-                return "commondir"
-        return _unsafe_config(directory)
+        try:
+            common = read_small(os.path.join(directory, "commondir"))
+        except _Unreadable:
+            return "commondir"
+        if common is not None and os.path.realpath(
+                os.path.join(directory, common.strip())) != os.path.realpath(main):
+            return "commondir"
+        return unsafe_config(directory, project)
     for name in _WATCHED_FILES:
         if os.path.lexists(os.path.join(directory, name)):
             return name
-    return _unsafe_config(directory)
+    return unsafe_config(directory, project)
 
 
-def _unsafe_config(directory: str) -> str | None:
+def unsafe_config(directory: str, project: str | None = None) -> str | None:
+    """The first thing in a git directory that would make git run code: a config key
+    off the safe list, a live hook, a file git reads that has other hard links (a name
+    elsewhere could change it later) or that is not a plain file."""
     for name in ("config", "config.worktree"):
-        keys = _config_keys(os.path.join(directory, name))
-        if keys is None:
+        path = os.path.join(directory, name)
+        try:
+            text = read_small(path)
+        except _Unreadable:
             return name
-        bad = [k for k in keys if not _SAFE_KEYS.match(k)]
-        if bad:
-            return bad[0]
+        if text is None:
+            continue
+        if os.stat(path).st_nlink > 1:
+            return f"{name} (hard-linked)"
+        for key, value in _entries(text):
+            if key == "core.worktree" and value is not None and project is not None \
+                    and is_within(os.path.realpath(os.path.join(directory, value)),
+                                  os.path.realpath(project)):
+                continue  # a submodule's or worktree's own work tree
+            if not _SAFE_KEYS.match(key):
+                return key
     hooks = os.path.join(directory, "hooks")
     try:
         names = os.listdir(hooks)
@@ -233,31 +315,3 @@ def _unsafe_config(directory: str) -> str | None:
         return "hooks"
     live = [n for n in names if not n.endswith(".sample")]
     return f"hooks/{live[0]}" if live else None
-
-
-def _config_keys(path: str) -> list[str] | None:
-    """Every `section[.subsection].key` of a config file, lower case (the subsection as
-    written); None when it cannot be read."""
-    try:
-        if os.path.getsize(path) > _MAX_CONFIG:
-            return None
-        with open(path, encoding="utf-8", errors="surrogateescape") as f:
-            lines = f.read().splitlines()
-    except FileNotFoundError:
-        return []
-    except OSError:
-        return None
-    keys = []
-    section = ""
-    for line in lines:
-        if not line.strip() or line.lstrip().startswith(("#", ";")):
-            continue
-        head = _SECTION.match(line)
-        if head:
-            section = head.group(1).lower() + (f".{head.group(2)}" if head.group(2) else "")
-            line = line[head.end():]
-            if not line.strip():
-                continue
-        entry = _ENTRY.match(line)
-        keys.append(f"{section}.{entry.group(1).lower()}" if entry else f"{section}.?")
-    return keys

@@ -23,16 +23,17 @@ from collections.abc import Iterator
 from typing import IO
 
 from swifty_sandbox.policy import Decision, Effect, PolicyFileError, Request, Tool
-from swifty_sandbox.policy.loader import CONFIG_FILE, SWIFTY_DIR
+from swifty_sandbox.policy.loader import CONFIG_FILE, SWIFTY_DIR, rule_file_path
+from swifty_sandbox.policy.types import Scope
 
 from .api import Answer, Sandbox, request_from_json
 
 
 def _policy_files(box: Sandbox) -> list[str]:
-    home = box.policy.home
-    names = ("permissions.yaml", "permissions.local.yaml", CONFIG_FILE)
-    return [str(box.project / SWIFTY_DIR / n) for n in names] + [
-        str(home / SWIFTY_DIR / n) for n in ("permissions.yaml", CONFIG_FILE)]
+    project, home = box.policy.project, box.policy.home
+    names = ("permissions.yaml", CONFIG_FILE)
+    return [str(rule_file_path(Scope.LOCAL, project, home))] + [
+        str(base / SWIFTY_DIR / n) for base in (project, home) for n in names]
 
 
 def _signature(paths: list[str]) -> tuple[tuple[int, int] | None, ...]:

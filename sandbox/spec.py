@@ -12,6 +12,7 @@ writable root (which a command could swap) makes the run fail closed, naming the
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -27,7 +28,7 @@ from swifty_sandbox.policy.protected import PROTECTED_DIRS, SYSTEM_DIRS
 from swifty_sandbox.policy.rules import PathPattern
 
 from . import gitfiles
-from .expand import ExpansionTooLarge, expand
+from .expand import ExpansionTooLarge, Unsearchable, expand
 
 EXIT_SETUP = 125
 
@@ -35,6 +36,9 @@ EXIT_SETUP = 125
 # per project under the user's protected cache, never the shared /tmp.
 TEMP_HOME = ".cache/swifty-sandbox/tmp"
 TEMP_MOUNTS = ("/tmp", "/var/tmp")
+# Names looked for in the project before and after each command: a repository (a `.git`,
+# or a bare one's `HEAD`) or a policy directory that appears is checked.
+MARKERS = frozenset((".git", ".swifty", "HEAD"))
 # Symlinks inside hidden directories are followed to hide what they lead to; a hidden
 # tree larger than this is refused rather than half scanned.
 _HIDDEN_SCAN_LIMIT = 20_000
@@ -239,14 +243,16 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
     searched = tuple(r for r in roots if r not in temps) or (project,)
     read_patterns, _ = _rule_patterns(policy, (Tool.READ_FILE,))
     secrets = [*policy.deny_read, *read_patterns]  # the profile's and settings' denyRead
-    marked: list[str] = []  # every `.git` and `.swifty` in the walked trees
+    marked: list[str] = []  # every `.git`, `.swifty` and `HEAD` in the walked trees
     try:
         expanded = expand({"read-only": [*policy.protected, *write_patterns],
                            "hidden": secrets},
                           tuple(dict.fromkeys((project, *searched))), follow=("hidden",),
-                          markers=(".git", ".swifty"), marked=marked)
+                          markers=MARKERS, marked=marked, strict=roots)
     except ExpansionTooLarge as e:
         raise SetupError(t("setup.too_large", path=e.path, limit=e.limit)) from e
+    except Unsearchable as e:
+        raise SetupError(t("setup.unsearchable", path=e.path, error=e.error.strerror)) from e
     git = gitfiles.protected(project, roots, [m for m in marked if m.endswith("/.git")],
                              home)
     # `.swifty` at any depth: a planted `pkg/.swifty` would be the policy of a later
@@ -256,6 +262,8 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
                   *trusted_paths(settings.bwrap)]
     read_only = [p for p in dict.fromkeys(_mount_path(c, roots) for c in candidates)
                  if p is not None]
+    _refuse_hard_links([p for p in read_only if p in expanded["read-only"].paths],
+                       [p for p in read_only if p in (*git.read_only, *policy_dirs)])
     temp_targets = [*private, *(TEMP_MOUNTS if temp_dir else ())]
     if project not in roots and _inside_any(project, (*roots, *temp_targets)):
         # Plan mode on a project that lives in /tmp: read-only, and visible through a
@@ -267,7 +275,8 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
     guard_files: list[str] = []
     missing = [(p.literal, p.text in PROTECTED_DIRS) for p in policy.protected
                if p.literal is not None]
-    for path, is_dir in (*missing, *((g, True) for g in git.guard)):
+    for path, is_dir in (*missing, *((g, True) for g in git.guard),
+                         *((g, False) for g in git.guard_files)):
         if (_inside_any(path, roots) and not os.path.lexists(path)
                 and os.path.isdir(os.path.dirname(path))):
             link = _first_link(path)
@@ -339,6 +348,37 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         markers=tuple(marked),
         markers_in=(project,) if project in roots else (),
     )
+
+
+def _refuse_hard_links(files: list[str], trees: list[str]) -> None:
+    """A read-only file with other hard links could be changed under another name,
+    made before it was protected (`git init && ln .git/config notes.txt`): refuse.
+    `files` are checked themselves, `trees` (what git or swifty reads) all through."""
+    budget = _HIDDEN_SCAN_LIMIT
+    stack: list[str] = list(trees)
+    for path in files:
+        with contextlib.suppress(OSError):
+            info = os.lstat(path)
+            if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+                raise SetupError(t("setup.hard_links_protected", path=path,
+                                   count=info.st_nlink))
+    while stack:
+        path = stack.pop()
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+            raise SetupError(t("setup.hard_links_protected", path=path, count=info.st_nlink))
+        if stat.S_ISDIR(info.st_mode):
+            try:
+                names = os.listdir(path)
+            except OSError:
+                continue
+            budget -= len(names)
+            if budget < 0:
+                raise SetupError(t("setup.too_large", path=path, limit=_HIDDEN_SCAN_LIMIT))
+            stack += (os.path.join(path, n) for n in names)
 
 
 def _with_link_targets(paths: tuple[str, ...]) -> list[str]:

@@ -13,6 +13,8 @@ import pytest
 import yaml
 
 from swifty_sandbox import Sandbox
+from swifty_sandbox.policy.loader import rule_file_path
+from swifty_sandbox.policy.types import Scope
 
 RuleList = list[tuple[str, str]]
 
@@ -74,7 +76,7 @@ def layers(project: Path, home: Path) -> Callable[..., Path]:
         if project_rules is not None:
             write_rules(project / ".swifty" / "permissions.yaml", project_rules)
         if local is not None:
-            write_rules(project / ".swifty" / "permissions.local.yaml", local)
+            write_rules(rule_file_path(Scope.LOCAL, project, home), local)
         return project
 
     return write

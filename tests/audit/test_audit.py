@@ -16,6 +16,8 @@ from click.testing import CliRunner
 
 from swifty_sandbox.cli.main import main
 from swifty_sandbox.policy.audit import FINDINGS
+from swifty_sandbox.policy.loader import rule_file_path
+from swifty_sandbox.policy.types import Scope
 
 FIXTURES = Path(__file__).with_name("fixtures")
 ROOT = Path(__file__).resolve().parents[2]
@@ -113,12 +115,13 @@ def test_missing_file_is_exit_2(repo: Path) -> None:
     assert audit(str(repo / "nope.yaml"))[0] == 2
 
 
-def test_sarif_validates_against_the_shared_schema(repo: Path) -> None:
+def test_sarif_validates_against_the_shared_schema(repo: Path, home: Path) -> None:
     if not SARIF_SCHEMA.exists():
         pytest.fail(f"missing {SARIF_SCHEMA}") if os.environ.get("CI") else pytest.skip(
             "no shared schemas")
     paths = [str(plant(repo, f)) for f in ("shadowed.yaml",)]
-    risky = repo / ".swifty" / "permissions.local.yaml"
+    risky = rule_file_path(Scope.LOCAL, repo, home)
+    risky.parent.mkdir(parents=True)
     shutil.copy(FIXTURES / "risky-grant.yaml", risky)
     code, out, _ = audit("--format", "sarif", "--project", str(repo), *paths, str(risky))
     assert code == 0  # a warning each (risky grants in a local file are warnings)

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from swifty_sandbox.policy.store import local_rules_path
+
 pytestmark = pytest.mark.bwrap
 
 
@@ -73,7 +75,7 @@ def test_denial_is_an_error_result_and_the_loop_goes_on(agent: Agent) -> None:
     assert read["is_error"] is True and read["decision"]["category"] == "deny-read"  # type: ignore[index]
 
 
-def test_permission_request_and_always(project: Path) -> None:
+def test_permission_request_and_always(project: Path, home: Path) -> None:
     agent = Agent(project, "--sandbox", "manual")
     try:
         agent.send(id=7, tool="Bash", command="echo approved")
@@ -82,8 +84,7 @@ def test_permission_request_and_always(project: Path) -> None:
         agent.send(id=7, type="permission_response", allow=True, always=True)
         result = agent.receive()
         assert (result["exit_code"], result["stdout"]) == (0, "approved\n")
-        assert "Bash(echo approved)" in (project / ".swifty" / "permissions.local.yaml"
-                                         ).read_text()
+        assert "Bash(echo approved)" in local_rules_path(project, home).read_text()
         agent.send(id=8, tool="Bash", command="echo approved")  # now allowed by the rule
         again = agent.receive()
         assert again["type"] == "result" and again["decision"]["layer"] == "rule"  # type: ignore[index]

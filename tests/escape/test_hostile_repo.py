@@ -472,3 +472,144 @@ def test_a_directory_swapped_for_a_link_after_the_check_is_not_followed(
         run_confined(spec, ["bash", str(script)])
     assert "pkg" in str(refusal.value)
     assert not (home / "pwned").exists()
+
+
+# -- found by red-teaming the above: each a real attack, each closed -----------------------
+
+def two_runs(confined: Callable[..., RunResult], unconfined: Callable[..., RunResult],
+             first: str, second: str, worked: Callable[[], bool],
+             reset: Callable[[], None]) -> None:
+    """A command that prepares the next one: the pair must work unconfined and fail
+    confined."""
+    unconfined(first)
+    unconfined(second)
+    assert worked(), "control: the attack does not work unconfined"
+    reset()
+    assert not worked()
+    confined(first)
+    confined(second)
+    assert not worked(), f"ESCAPE: {first!r} then {second!r}"
+
+
+def test_move_aside_never_follows_a_link(confined: Callable[..., RunResult], repo: Path,
+                                         home: Path) -> None:
+    """A watched include path under a directory the command then makes a link to home:
+    the post-run move must not rename `~/.ssh`."""
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_ed25519").write_text("PRIVATE\n")
+    git(repo, "config", "include.path", "../d/.ssh")
+    result = confined(f"ln -s {home} d")
+    assert (home / ".ssh" / "id_ed25519").exists()
+    assert "could not be moved" in result.stderr
+
+
+def test_hard_link_made_before_the_file_was_protected(
+        confined: Callable[..., RunResult], unconfined: Callable[..., RunResult],
+        project: Path, home: Path) -> None:
+    shutil.rmtree(project / ".git")
+    config = project / ".git" / "config"
+
+    def reset() -> None:
+        shutil.rmtree(project / ".git", ignore_errors=True)
+        for stale in project.glob(".git.swifty-blocked-*"):
+            shutil.rmtree(stale)
+        (project / "notes.txt").unlink(missing_ok=True)
+
+    two_runs(confined, unconfined, "git init -q && ln .git/config notes.txt",
+             "printf '[core]\\n\\tfsmonitor = evil\\n' >> notes.txt",
+             lambda: config.exists() and "fsmonitor" in config.read_text(), reset)
+
+
+@pytest.mark.parametrize("gap", ["config", "hooks"])
+def test_nested_repository_without_config_or_hooks(
+        confined: Callable[..., RunResult], unconfined: Callable[..., RunResult],
+        repo: Path, gap: str) -> None:
+    sub = repo / "sub" / ".git"
+    first = ("git init -q sub && rm sub/.git/config" if gap == "config"
+             else "git init -q --template= sub")
+    second = ("printf '[core]\\n\\tfsmonitor = evil\\n' > sub/.git/config" if gap == "config"
+              else "mkdir -p sub/.git/hooks && echo evil > sub/.git/hooks/pre-commit")
+
+    def worked() -> bool:
+        if gap == "config":
+            return (sub / "config").exists() and "fsmonitor" in (sub / "config").read_text()
+        return (sub / "hooks" / "pre-commit").exists()
+
+    two_runs(confined, unconfined, first, second, worked,
+             lambda: shutil.rmtree(repo / "sub"))
+
+
+def test_write_deny_on_a_directory_keeps_read_denials_below_it(
+        attack: Attack, project: Path, home: Path) -> None:
+    (home / ".swifty").mkdir()
+    (home / ".swifty" / "permissions.yaml").write_text(
+        "- rule: ReadFile(*.key)\n  effect: deny\n")
+    (project / ".swifty").mkdir()
+    (project / ".swifty" / "permissions.yaml").write_text(
+        "- rule: WriteFile(config)\n  effect: deny\n")
+    (project / "config").mkdir()
+    (project / "config" / "server.key").write_text("SERVERKEY\n")
+    leak = home / "w" / "leak"
+    (home / "w").mkdir()
+    (home / ".swifty" / "config.yaml").write_text(f"sandbox: {{writable: [{home / 'w'}]}}\n")
+    attack(f"cat config/server.key > {leak}",
+           lambda: leak.exists() and "SERVERKEY" in leak.read_text(), leak.unlink)
+
+
+def test_planted_bare_repository(attack: Attack, repo: Path) -> None:
+    docs = repo / "docs"
+    docs.mkdir()
+
+    def worked() -> bool:
+        return (docs / "HEAD").exists() and "pager" in (docs / "config").read_text()
+
+    def reset() -> None:
+        for name in ("HEAD", "config", "objects", "refs"):
+            target = docs / name
+            shutil.rmtree(target) if target.is_dir() else target.unlink(missing_ok=True)
+        for stale in docs.glob("HEAD.swifty-blocked-*"):
+            stale.unlink()
+
+    result = attack("cd docs && mkdir -p objects refs && echo 'ref: refs/heads/main' > HEAD "
+                    "&& printf '[core]\\n\\tpager = evil\\n' > config", worked, reset)
+    assert "core.pager" in result.stderr
+
+
+def test_link_to_the_commands_own_tmp(attack: Attack, repo: Path, home: Path) -> None:
+    """A repository made in the command's /tmp and linked from the project: the host's
+    git would find it through the link."""
+    host_tmp = Sandbox(repo, home=home).spec().temp_dir
+    tools = repo / "tools"
+    attack(f"mkdir -p /tmp/x && ln -s {host_tmp}/x tools", tools.is_symlink, tools.unlink)
+
+
+def test_new_repository_whose_work_tree_is_home(attack: Attack, repo: Path,
+                                                home: Path) -> None:
+    config = repo / "sub" / ".git" / "config"
+    attack(f"git init -q sub && git -C sub config core.worktree {home}",
+           lambda: config.exists() and "worktree" in config.read_text(),
+           lambda: shutil.rmtree(repo / "sub"))
+
+
+def test_a_fifo_named_git_does_not_hang_the_run(confined: Callable[..., RunResult],
+                                                repo: Path) -> None:
+    confined("mkdir sub && mkfifo sub/.git", timeout=20)
+    again = confined("echo still-running", timeout=20)
+    assert again.stdout.strip() == "still-running"
+
+
+@pytest.mark.skipif(os.getuid() == 0, reason="root searches any directory; the "
+                    "unprivileged run of this suite is the one that counts")
+def test_a_directory_made_unsearchable_refuses_the_next_run(
+        confined: Callable[..., RunResult], project: Path, home: Path) -> None:
+    (home / ".swifty").mkdir()
+    (home / ".swifty" / "permissions.yaml").write_text(
+        "- rule: ReadFile(*.key)\n  effect: deny\n")
+    (project / "secrets").mkdir()
+    (project / "secrets" / "api.key").write_text("APIKEY\n")
+    try:
+        confined("chmod 000 secrets")
+        result = refused(project, home, "chmod 700 secrets; cat secrets/api.key")
+        assert "cannot be searched" in result.stderr and "APIKEY" not in result.stdout
+    finally:
+        (project / "secrets").chmod(0o700)

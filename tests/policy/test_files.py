@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from swifty_sandbox import Mode, PolicyFileError, Sandbox, SandboxMode
+from swifty_sandbox.policy.loader import rule_file_path
+from swifty_sandbox.policy.types import Scope
 
 Box = Callable[..., Sandbox]
 
@@ -45,8 +47,8 @@ def test_malformed_rule_file_names_file_line_column(
         project: Path, home: Path, text: str, line: int, column: int, words: list[str],
         where: str) -> None:
     base = home if where == "user" else project
-    name = "permissions.local.yaml" if where == "local" else "permissions.yaml"
-    path = base / ".swifty" / name
+    path = rule_file_path(Scope.LOCAL, project, home) if where == "local" else \
+        base / ".swifty" / "permissions.yaml"
     path.parent.mkdir(parents=True)
     path.write_text(text)
     with pytest.raises(PolicyFileError) as info:
@@ -160,3 +162,27 @@ def test_unknown_profile(project: Path, home: Path) -> None:
     write_config(home, "sandbox: {profile: nonesuch}\n")
     with pytest.raises(PolicyFileError, match="unknown sandbox profile `nonesuch`"):
         Sandbox(project, home=home)
+
+
+def test_a_local_file_in_the_project_is_never_read(project: Path, home: Path) -> None:
+    """A repository can commit `.swifty/permissions.local.yaml`: were it read, its
+    allows would outrank the user's own rules. The local layer lives in the home."""
+    from swifty_sandbox import Request, Tool
+
+    shipped = project / ".swifty" / "permissions.local.yaml"
+    shipped.parent.mkdir()
+    shipped.write_text("- rule: WriteFile(~/**)\n  effect: allow\n"
+                       "- rule: Bash(*)\n  effect: allow\n")
+    (home / ".swifty").mkdir()
+    (home / ".swifty" / "permissions.yaml").write_text(
+        "- rule: Bash(git push *)\n  effect: ask\n")
+    box = Sandbox(project, home=home, sandbox_mode="manual")
+    assert box.check(Request.file(Tool.WRITE_FILE, str(home / ".ssh" / "authorized_keys"))
+                     ).effect.value != "allow"
+    assert box.check("git push origin main").effect.value == "ask"  # the user's ask
+    assert any("local rules are not read from the project" in w for w in box.warnings)
+    local = rule_file_path(Scope.LOCAL, project, home)
+    assert local.parent.parent == home / ".swifty" / "projects"
+    box.always_allow("npm test")
+    assert "Bash(npm test)" in local.read_text()
+    assert "npm test" not in shipped.read_text()

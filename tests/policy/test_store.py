@@ -19,8 +19,8 @@ def _add_one(args: tuple[str, str, str, int]) -> list[str]:
 
 
 def test_eight_processes_at_once_all_rules_present(project: Path, home: Path) -> None:
-    path = local_rules_path(project)
-    path.parent.mkdir()
+    path = local_rules_path(project, home)
+    path.parent.mkdir(parents=True)
     path.write_text("# my local rules\n- rule: Bash(ls *)\n  effect: allow\n")
     jobs = [(str(path), str(project), str(home), i) for i in range(8)]
     with multiprocessing.get_context("spawn").Pool(8) as pool:
@@ -60,8 +60,8 @@ def test_always_allow_escapes_stars_and_anchors_paths(project: Path, home: Path)
                                       "- {rule: 'Bash(a)', effect: deny}\n",
                                       "[{rule: 'Bash(a)', effect: deny}]", "", "# only\n"])
 def test_appending_keeps_valid_yaml(project: Path, home: Path, existing: str) -> None:
-    path = local_rules_path(project)
-    path.parent.mkdir()
+    path = local_rules_path(project, home)
+    path.parent.mkdir(parents=True)
     path.write_text(existing)
     add_rules(path, ["Bash(b)"], Effect.ALLOW, project=project, home=home)
     items = yaml.safe_load(path.read_text())
@@ -71,8 +71,8 @@ def test_appending_keeps_valid_yaml(project: Path, home: Path, existing: str) ->
 
 
 def test_invalid_existing_file_is_never_touched(project: Path, home: Path) -> None:
-    path = local_rules_path(project)
-    path.parent.mkdir()
+    path = local_rules_path(project, home)
+    path.parent.mkdir(parents=True)
     broken = "- rule: Bash(ok\n  effect: allow\n"
     path.write_text(broken)
     with pytest.raises(PolicyFileError, match="refusing to add a rule"):
@@ -81,7 +81,7 @@ def test_invalid_existing_file_is_never_touched(project: Path, home: Path) -> No
 
 
 def test_malformed_new_rule_is_not_written(project: Path, home: Path) -> None:
-    path = local_rules_path(project)
+    path = local_rules_path(project, home)
     with pytest.raises(PolicyFileError):
         add_rules(path, ["Bogus(x)"], Effect.ALLOW, project=project, home=home)
     assert not path.exists()
