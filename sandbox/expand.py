@@ -228,7 +228,8 @@ def find_named(roots: Iterable[str], names: frozenset[str],
                     out.named.append(entry.path)
                 try:
                     if entry.is_dir(follow_symlinks=False):
-                        if entry.path not in skip:
+                        # git never looks for a repository inside a `.git` directory.
+                        if entry.path not in skip and entry.name != ".git":
                             stack.append(entry.path)
                     elif links_into is not None and entry.is_symlink() and \
                             "swifty-sandbox" in os.readlink(entry.path) and is_within(

@@ -104,10 +104,14 @@ def _real(path: str) -> str:
     return os.path.realpath(path)
 
 
-def _first_link(path: str) -> str | None:
-    """The first component of the absolute `path` that is a symbolic link."""
-    current = ""
-    for part in path.strip("/").split("/"):
+def _first_link(path: str, roots: tuple[str, ...] = ()) -> str | None:
+    """The first component of the absolute `path` that is a symbolic link, looking
+    only below the innermost of `roots` that holds it (roots are checked themselves)."""
+    root = max((r for r in roots if is_within(path, r)), key=len, default="")
+    current = root.rstrip("/")
+    for part in path[len(root):].strip("/").split("/"):
+        if not part:
+            continue
         current += "/" + part
         try:
             if stat.S_ISLNK(os.lstat(current).st_mode):
@@ -117,16 +121,18 @@ def _first_link(path: str) -> str | None:
     return None
 
 
-def _mount_path(path: str, roots: tuple[str, ...]) -> str | None:
+def _mount_path(path: str, roots: tuple[str, ...], *, resolved: bool = False
+                ) -> str | None:
     """Where a path that must stay read-only really is, if a command could write it.
 
     None when it lies outside every writable root (read-only already). A symlink on
     the way inside a root fails closed: the command could swap the link, and a mount
-    through it would land where the link points."""
-    real = _real(path)
-    if not _inside_any(real, roots) and not _inside_any(path, roots):
-        return None
-    link = _first_link(path)
+    through it would land where the link points. `resolved`: the path has no links."""
+    if not _inside_any(path, roots):
+        if resolved or not _inside_any(_real(path), roots):
+            return None
+        raise SetupError(t("setup.symlink", path=path, link=_first_link(path) or path))
+    link = _first_link(path, roots)
     if link is not None:
         raise SetupError(t("setup.symlink", path=path, link=link))
     return path
@@ -210,7 +216,8 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
     writable: list[str] = []
     if mode is not Mode.PLAN and not all_writes_denied:
         writable.append(project)
-    temps = [str(tmp) for tmp in temp_dirs()]
+    # The host's temp dirs (resolving them costs a few lstats): only when they are used.
+    temps = [str(tmp) for tmp in temp_dirs()] if profile.tmp != "project" else []
     private: list[str] = []
     temp_dir = None
     if profile.tmp == "host":
@@ -260,8 +267,9 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
     policy_dirs = [m for m in marked if m.endswith("/.swifty")]
     candidates = [*expanded["read-only"].paths, *git.read_only, *policy_dirs,
                   *trusted_paths(settings.bwrap)]
-    read_only = [p for p in dict.fromkeys(_mount_path(c, roots) for c in candidates)
-                 if p is not None]
+    trusted = set(trusted_paths(settings.bwrap))
+    read_only = [p for p in dict.fromkeys(_mount_path(c, roots, resolved=c in trusted)
+                                          for c in candidates) if p is not None]
     _refuse_hard_links([p for p in read_only if p in expanded["read-only"].paths],
                        [p for p in read_only if p in (*git.read_only, *policy_dirs)])
     temp_targets = [*private, *(TEMP_MOUNTS if temp_dir else ())]
@@ -279,7 +287,7 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
                          *((g, False) for g in git.guard_files)):
         if (_inside_any(path, roots) and not os.path.lexists(path)
                 and os.path.isdir(os.path.dirname(path))):
-            link = _first_link(path)
+            link = _first_link(path, roots)
             if link is not None:
                 raise SetupError(t("setup.symlink", path=path, link=link))
             (guard if is_dir else guard_files).append(path)
@@ -312,7 +320,7 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
     pinned = dict.fromkeys(a for p in (*read_only, *guard, *guard_files, *hidden)
                            for a in _ancestors_below(p, roots))
     for path in pinned:
-        link = _first_link(path)
+        link = _first_link(path, roots)
         if link is not None:
             raise SetupError(t("setup.symlink", path=path, link=link))
 
