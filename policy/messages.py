@@ -293,6 +293,13 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "拒绝运行：{path} 中需要查找不可读路径的条目超过 {limit} 个（经由符号链接或隐藏目录）；"
         "不完整的查找可能让机密仍可读。请删除该链接，或缩小 ReadFile 拒绝通配符。命令未运行。",
     ),
+    "setup.unresolved": (
+        "refusing to run: {path} was left by an earlier command, and git would trust it "
+        "outside the sandbox; it could not be moved aside. Look at it and remove it, then "
+        "run again. The command did not run.",
+        "拒绝运行：{path} 是先前的命令留下的，git 会在沙箱外信任它；无法将其移开。"
+        "请检查并删除它，然后重试。命令未运行。",
+    ),
     "setup.hard_links_protected": (
         "refusing to run: the protected file {path} has {count} hard links, and another "
         "name could change it. Remove the extra links (`find . -samefile {path}`). The "
@@ -321,10 +328,23 @@ MESSAGES: dict[str, tuple[str, str]] = {
     ),
     "run.reason_created": ("it did not exist before the command", "命令运行前它并不存在"),
     "run.reason_link": ("a link into the command's own /tmp", "指向该命令自身 /tmp 的链接"),
+    "run.aftercare_failed": (
+        "swifty-sandbox: WARNING: what the command left in the project could not be "
+        "checked ({error}); look for new .git, .swifty and hooks before you run git.",
+        "swifty-sandbox：警告：无法检查该命令在项目中留下的内容（{error}）；"
+        "运行 git 之前请检查新的 .git、.swifty 和钩子。",
+    ),
+    "run.changed": (
+        "{path} changed during the command although it is protected (another sandbox "
+        "in this project can detach a mount); the changed one was moved to {moved} and "
+        "the one from before put back where it could be",
+        "{path} 虽受保护却在命令运行期间被修改（本项目的另一个沙箱可以解除挂载）；"
+        "修改后的版本已移至 {moved}，并尽可能恢复了原先的版本",
+    ),
     "run.not_moved": (
-        "(could not be moved: a symbolic link or a locked directory on the way; remove "
-        "it by hand)",
-        "（无法移走：路径上有符号链接或被锁定的目录；请手动删除）",
+        "(could not be moved: a symbolic link or a locked directory on the way; every "
+        "later run refuses until it is removed)",
+        "（无法移走：路径上有符号链接或被锁定的目录；在删除它之前，之后的每次运行都会被拒绝）",
     ),
     "run.unsearchable": (
         "{path} cannot be searched after the command (its permissions were changed); it "
@@ -333,9 +353,9 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "请对其执行 `chmod u+rwx` 后检查。",
     ),
     "run.watched": (
-        "swifty-sandbox: the command left {path}, which git or swifty-sandbox would trust "
+        "the command left {path}, which git or swifty-sandbox would trust "
         "outside the sandbox ({reason}); it was moved to {moved}.",
-        "swifty-sandbox：该命令留下了 {path}，git 或 swifty-sandbox 会在沙箱外信任它"
+        "该命令留下了 {path}，git 或 swifty-sandbox 会在沙箱外信任它"
         "（{reason}）；已将其移至 {moved}。",
     ),
     "run.unconfined": (

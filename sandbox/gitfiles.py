@@ -70,19 +70,53 @@ def read_small(path: str) -> str | None:
         os.close(fd)
 
 
+def _git_path(text: str) -> str:
+    """A path as git reads it from a gitfile or `commondir`: up to a NUL, trailing line
+    ends dropped, nothing else (a trailing space is part of the name)."""
+    return text.split("\0", 1)[0].rstrip("\r\n")
+
+
+def odd_path(path: str) -> bool:
+    """Whitespace or control characters at an end, or a line break or control
+    character anywhere: no tool writes such a gitfile; an attacker might."""
+    return path != path.strip() or any(ord(c) < 32 or c == "\x7f" for c in path)
+
+
 def gitdir_of(dot_git: str) -> str | None:
-    """The git directory a `.git` entry names: itself, or a gitfile's `gitdir:`."""
+    """The git directory a `.git` entry names: itself, or a gitfile's `gitdir: `
+    (read exactly as git reads it)."""
     if os.path.isdir(dot_git) and not os.path.islink(dot_git):
         return dot_git
     try:
         text = read_small(dot_git)
     except _Unreadable:
         return None
-    first = (text or "").splitlines()[:1]
-    if not first or not first[0].startswith("gitdir:"):
+    if text is None or not text.startswith("gitdir: "):
         return None
-    target = first[0][len("gitdir:"):].strip()
+    target = _git_path(text[len("gitdir: "):])
     return os.path.normpath(os.path.join(os.path.dirname(dot_git), target))
+
+
+def common_dir(directory: str) -> str | None:
+    """Where a git directory's `commondir` points (one trailing newline dropped, as
+    git does), or None without one."""
+    try:
+        text = read_small(os.path.join(directory, "commondir"))
+    except _Unreadable:
+        return None
+    if text is None:
+        return None
+    text = text.split("\0", 1)[0]
+    return os.path.join(directory, text[:-1] if text.endswith("\n") else text)
+
+
+def is_git_dir(directory: str) -> bool:
+    """Whether git would take `directory` for a repository (git's own test: a `HEAD`,
+    and `objects` and `refs` it can enter, here or in the common dir)."""
+    if not os.path.lexists(os.path.join(directory, "HEAD")):
+        return False
+    common = common_dir(directory) or directory
+    return all(os.access(os.path.join(common, d), os.X_OK) for d in ("objects", "refs"))
 
 
 def _value(raw: str) -> str:
@@ -188,12 +222,9 @@ def protected(project: str, roots: tuple[str, ...], dot_gits: Iterable[str] = ()
                 guard_files[path] = None
             else:
                 watch[path] = None
-        try:
-            target = (read_small(os.path.join(directory, "commondir")) or "").strip()
-        except _Unreadable:
-            target = ""
-        if target:
-            git_dir(os.path.join(directory, target), worktree)
+        common = common_dir(directory)
+        if common:
+            git_dir(common, worktree)
         worktrees = os.path.join(directory, "worktrees")
         try:
             names = sorted(os.listdir(worktrees))
@@ -268,15 +299,12 @@ def untrusted(dot_git: str, main: str | None = None, project: str | None = None
         return "a gitfile"
     if directory != os.path.normpath(dot_git):
         real = os.path.realpath(directory)
-        if main is None or not is_within(real, os.path.realpath(main)) or real == \
-                os.path.realpath(main):
+        if main is None or odd_path(directory) or not is_within(
+                real, os.path.realpath(main)) or real == os.path.realpath(main):
             return "a gitfile"  # `.git` as a file points git at a directory of its choosing
-        try:
-            common = read_small(os.path.join(directory, "commondir"))
-        except _Unreadable:
-            return "commondir"
-        if common is not None and os.path.realpath(
-                os.path.join(directory, common.strip())) != os.path.realpath(main):
+        common = common_dir(directory)
+        if common is not None and (odd_path(common) or os.path.realpath(common)
+                                   != os.path.realpath(main)):
             return "commondir"
         return unsafe_config(directory, project)
     for name in _WATCHED_FILES:

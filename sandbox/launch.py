@@ -6,23 +6,19 @@ Fail closed: when confinement cannot be set up the command does not run and
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 import resource
-import stat
 import sys
-import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO
 
 from swifty_sandbox.policy.messages import t
 
-from . import gitfiles
+from .aftercare import after_run, open_dir
 from .executor import DEVNULL, Completed, execute
 from .spec import (
     EXIT_SETUP,
-    MARKERS,
     TEMP_MOUNTS,
     Limits,
     SandboxSpec,
@@ -103,9 +99,13 @@ def run_confined(spec: SandboxSpec, command: Sequence[str], *,
         for fd in (seccomp_fd, status_read, status_write, *dir_fds.values()):
             if fd >= 0:
                 os.close(fd)
-        notes = fallback + _after_run(spec)
+        try:
+            notes = fallback + after_run(spec)
+        except Exception as e:  # the command ran: say what was not checked, never crash
+            notes = fallback + t("run.aftercare_failed", error=e) + "\n"
     if notes:
-        result = dataclasses.replace(result, stderr=result.stderr + notes.encode())
+        result = dataclasses.replace(
+            result, stderr=result.stderr + notes.encode(errors="surrogateescape"))
     if not result.timed_out and not any("child-pid" in doc for doc in result.status):
         # bwrap never started the command: it could not build the sandbox.
         error = result.stderr.decode(errors="replace").strip() or f"exit {result.exit_code}"
@@ -115,29 +115,10 @@ def run_confined(spec: SandboxSpec, command: Sequence[str], *,
     return result
 
 
-_DIR_FLAGS = os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC
-
-
-def open_dir(path: str) -> int:
-    """`path` opened component by component from `/`, following no symlink
-    (`O_PATH|O_NOFOLLOW`); OSError when a component is a link or missing."""
-    fd = os.open("/", _DIR_FLAGS)
-    try:
-        for part in path.strip("/").split("/"):
-            if part:
-                child = os.open(part, _DIR_FLAGS, dir_fd=fd)
-                os.close(fd)
-                fd = child
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
 def open_dirs(sources: Mapping[str, str]) -> dict[str, int]:
     """For each mount destination, its source directory opened without following any
-    symlink (`open_dir`): the descriptor names the directory that was checked, so a
-    bind made from it cannot land where a link swapped in since points."""
+    symlink (`aftercare.open_dir`): the descriptor names the directory that was
+    checked, so a bind made from it cannot land where a link swapped in since points."""
     fds: dict[str, int] = {}
     try:
         for dest, path in sources.items():
@@ -150,80 +131,6 @@ def open_dirs(sources: Mapping[str, str]) -> dict[str, int]:
             os.close(fd)
         raise
     return fds
-
-
-def _after_run(spec: SandboxSpec) -> str:
-    """Undo what the sandbox itself left and what git would trust, after the command
-    (nothing of it runs any more): bwrap made the guarded paths as empty mount points
-    (removed when still empty); a watched file a command created, a repository or
-    `.swifty/` it planted, a link it made into its own temp dir are moved aside
-    (nothing is lost) and reported. Every move is made through directories opened
-    without following links: a command must not be able to aim it at a file of yours."""
-    for path in spec.guard_dirs:
-        with contextlib.suppress(OSError):
-            os.rmdir(path)
-    for path in spec.guard_files:
-        with contextlib.suppress(OSError):
-            info = os.lstat(path)
-            if stat.S_ISREG(info.st_mode) and info.st_size == 0:
-                os.unlink(path)
-    from .expand import Found, find_named
-
-    main = os.path.join(spec.project, ".git")
-    found = Found()
-    if spec.markers_in:
-        # The walk before the run did not look below what it matched (read-only or
-        # hidden inside: nothing can have been planted there), so neither does this one.
-        skip = frozenset((*spec.read_only, *spec.unreadable_dirs, *spec.guard_dirs))
-        found = find_named(spec.markers_in, MARKERS, skip, links_into=spec.temp_dir)
-    before = set(spec.markers)
-    created = t("run.reason_created")
-    suspects: list[tuple[str, str]] = []
-    for path in (*spec.watch, *(p for p in found.named if p not in before)):
-        if path.endswith("/HEAD"):  # a bare repository: git finds it from inside
-            directory = os.path.dirname(path)
-            if "/.git/" in directory + "/" or not all(
-                    os.path.isdir(os.path.join(directory, d)) for d in ("objects", "refs")):
-                continue
-            reason = gitfiles.unsafe_config(directory, spec.project)
-            if reason is not None:
-                suspects.append((path, reason))
-        elif path.endswith("/.git"):
-            reason = gitfiles.untrusted(path, main, spec.project)
-            if reason is not None:
-                suspects.append((path, reason))
-        else:
-            suspects.append((path, created))
-    suspects += [(link, t("run.reason_link")) for link in found.links]
-    notes = [f"swifty-sandbox: {t('run.unsearchable', path=p)}" for p in found.unsearchable]
-    for path, reason in dict.fromkeys(suspects):
-        moved = _move_aside(path)
-        if moved is not None:
-            notes.append(t("run.watched", path=path, reason=reason, moved=moved))
-    return "".join(n + "\n" for n in notes)
-
-
-def _move_aside(path: str) -> str | None:
-    """Rename `path` to `path.swifty-blocked-…` within its directory, opened without
-    following links; None when there is nothing there. A link on the way means the
-    command redirected it: nothing is moved (the note says so)."""
-    parent, name = os.path.split(path)
-    try:
-        fd = open_dir(parent)
-    except OSError:
-        return t("run.not_moved")
-    try:
-        try:
-            os.lstat(name, dir_fd=fd)
-        except FileNotFoundError:
-            return None
-        moved = f"{name}.swifty-blocked-{os.getpid()}-{time.time_ns()}"
-        os.rename(name, moved, src_dir_fd=fd, dst_dir_fd=fd)
-        return os.path.join(parent, moved)
-    except OSError:
-        return t("run.not_moved")
-    finally:
-        os.close(fd)
 
 
 def run_unconfined(command: Sequence[str], *, cwd: str, limits: Limits,

@@ -18,11 +18,17 @@ import hashlib
 import os
 import stat
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from swifty_sandbox.policy import Effect, Mode, Policy, SwiftyError, Tool
 from swifty_sandbox.policy.engine import temp_dirs
-from swifty_sandbox.policy.loader import SeccompProfile, expand_home, is_within
+from swifty_sandbox.policy.loader import (
+    SeccompProfile,
+    expand_home,
+    is_within,
+    project_state_dir,
+)
 from swifty_sandbox.policy.messages import t
 from swifty_sandbox.policy.protected import PROTECTED_DIRS, SYSTEM_DIRS
 from swifty_sandbox.policy.rules import PathPattern
@@ -57,6 +63,13 @@ class Limits:
     output_bytes: int = 1 << 20  # per stream; head and tail are kept beyond this
     memory_bytes: int | None = None  # RLIMIT_AS of the command
     processes: int | None = None  # RLIMIT_NPROC of the command
+
+
+# Protected paths as they were before a command: (inode, size, mtime) or None when
+# missing, and the content of small files (to put back what a command changed anyway).
+Identity = tuple[int, int, int]
+Snapshot = Mapping[str, tuple[Identity | None, bytes | None]]
+_SNAPSHOT_CONTENT = 1 << 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +107,8 @@ class SandboxSpec:
     # names the trees to search.
     markers: tuple[str, ...] = ()
     markers_in: tuple[str, ...] = ()
+    home: str = ""
+    snapshot: Snapshot = field(default_factory=dict)
 
 
 def _inside_any(path: str, roots: tuple[str, ...]) -> bool:
@@ -260,6 +275,7 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         raise SetupError(t("setup.too_large", path=e.path, limit=e.limit)) from e
     except Unsearchable as e:
         raise SetupError(t("setup.unsearchable", path=e.path, error=e.error.strerror)) from e
+    _refuse_unresolved(policy, [m for m in marked if m.endswith("/.git")])
     git = gitfiles.protected(project, roots, [m for m in marked if m.endswith("/.git")],
                              home)
     # `.swifty` at any depth: a planted `pkg/.swifty` would be the policy of a later
@@ -355,7 +371,57 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         bwrap=settings.bwrap,
         markers=tuple(marked),
         markers_in=(project,) if project in roots else (),
+        home=home,
+        snapshot=_snapshot([p for p in read_only if p in (*git.read_only, *policy_dirs)],
+                           [*guard, *guard_files]),
     )
+
+
+def _snapshot(protected: list[str], missing: list[str]) -> dict[str, tuple[
+        Identity | None, bytes | None]]:
+    """What git or swifty-sandbox trusts, as it is now: each file (and the files of each
+    directory, one level: hooks) by identity, small files with their content."""
+    out: dict[str, tuple[Identity | None, bytes | None]] = {p: (None, None) for p in missing}
+    todo = list(protected)
+    for path in protected:
+        if os.path.isdir(path) and not os.path.islink(path):
+            with contextlib.suppress(OSError):
+                todo += [os.path.join(path, n) for n in os.listdir(path)]
+    for path in todo:
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        content = None
+        if stat.S_ISREG(info.st_mode) and info.st_size <= _SNAPSHOT_CONTENT:
+            with contextlib.suppress(OSError), open(path, "rb") as f:
+                content = f.read(_SNAPSHOT_CONTENT + 1)
+        out[path] = ((info.st_ino, info.st_size, info.st_mtime_ns), content)
+    return out
+
+
+def _refuse_unresolved(policy: Policy, dot_gits: list[str]) -> None:
+    """Refuse while something an earlier command left, and that could not be moved
+    aside, is still there (`aftercare`); and for a `commondir` inside a `.git`
+    directory, which only a command could have put there (git writes one only in
+    `.git/worktrees/<name>/`): it would make git read another directory's config."""
+    import json
+
+    state = project_state_dir(policy.project, policy.home) / "unresolved"
+    try:
+        lines = state.read_text(encoding="utf-8", errors="surrogateescape").splitlines()
+    except OSError:
+        lines = []
+    for line in lines:
+        with contextlib.suppress(ValueError):
+            path = json.loads(line)
+            if isinstance(path, str) and os.path.lexists(path):
+                raise SetupError(t("setup.unresolved", path=path))
+    for dot_git in (os.path.join(str(policy.project), ".git"), *dot_gits):
+        common = os.path.join(dot_git, "commondir")
+        if os.path.isdir(dot_git) and not os.path.islink(dot_git) and \
+                os.path.lexists(common):
+            raise SetupError(t("setup.unresolved", path=common))
 
 
 def _refuse_hard_links(files: list[str], trees: list[str]) -> None:
