@@ -9,6 +9,7 @@ only on the innermost), and the simple command it came from.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -16,10 +17,12 @@ from .shell import MAX_DEPTH, Script, Simple, Word, parse
 
 # Wrapper → its options that take a separate value.
 WRAPPERS: dict[str, frozenset[str]] = {
-    "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T",
-                       "--user", "--group", "--chdir", "--prompt", "--close-from"}),
+    "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "-R",
+                       "--user", "--group", "--chdir", "--prompt", "--close-from",
+                       "--other-user", "--role", "--type", "--command-timeout", "--host",
+                       "--chroot"}),
     "doas": frozenset({"-u", "-C"}),
-    "env": frozenset({"-u", "-C", "--unset", "--chdir"}),
+    "env": frozenset({"-u", "-C", "--unset", "--chdir", "-a", "--argv0"}),
     "command": frozenset(),
     "builtin": frozenset(),
     "exec": frozenset({"-a"}),
@@ -30,19 +33,55 @@ WRAPPERS: dict[str, frozenset[str]] = {
     "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
     "time": frozenset({"-f", "-o", "--format", "--output"}),
     "stdbuf": frozenset({"-i", "-o", "-e", "--input", "--output", "--error"}),
-    "xargs": frozenset({"-a", "-d", "-E", "-e", "-I", "-i", "-L", "-l", "-n", "-P", "-s",
+    # `-i`, `-l`, `-e` (and `--replace`, `--max-lines`, `--eof`) take an *optional*
+    # attached value: `xargs -i rm {}` runs `rm`.
+    "xargs": frozenset({"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s",
                         "--arg-file", "--delimiter", "--max-args", "--max-procs",
-                        "--replace", "--max-lines", "--max-chars", "--eof"}),
+                        "--max-chars", "--process-slot-var"}),
     "watch": frozenset({"-n", "-d", "--interval", "--differences"}),
     "unbuffer": frozenset(),
     "setsid": frozenset(),
     "flock": frozenset({"-w", "-E", "--timeout", "--conflict-exit-code"}),
-    "strace": frozenset({"-o", "-e", "-p", "-s", "-u"}),
-    "ltrace": frozenset({"-o", "-e", "-p", "-s", "-u"}),
+    "strace": frozenset({"-o", "-e", "-p", "-s", "-u", "-a", "-b", "-E", "-I", "-O", "-P",
+                         "-S", "-U", "-X"}),
+    "ltrace": frozenset({"-o", "-e", "-p", "-s", "-u", "-a", "-A", "-D", "-F", "-l", "-n",
+                         "-w", "-x", "-L"}),
+    "taskset": frozenset(),
+    "unshare": frozenset({"-S", "-G", "-R", "-w", "--setuid", "--setgid", "--root", "--wd",
+                          "--map-user", "--map-group", "--map-users", "--map-groups",
+                          "--propagation"}),
+    "nsenter": frozenset({"-t", "-S", "-G", "-r", "-w", "--target", "--setuid", "--setgid"}),
+    "chroot": frozenset({"--userspec", "--groups"}),
+    "setpriv": frozenset({"--reuid", "--regid", "--groups", "--inh-caps", "--ambient-caps",
+                          "--bounding-set", "--securebits", "--selinux-label",
+                          "--apparmor-profile", "--pdeathsig"}),
+    "coproc": frozenset(),
+    "fakeroot": frozenset({"-l", "-s", "-i", "--lib", "--faked"}),
+    "pkexec": frozenset({"--user"}),
+    "caffeinate": frozenset({"-t", "-w"}),
+    "parallel": frozenset({"-j", "-S", "-a", "-d", "-I", "-N", "-n", "-E", "-P", "--jobs",
+                           "--arg-file", "--delimiter", "--colsep", "--sshlogin",
+                           "--max-args", "--timeout", "--joblog", "--results", "--tmpdir",
+                           "--retries", "--load", "--delay", "--basefile", "--workdir"}),
 }
-# Wrappers whose first operand is not the command: `timeout 5 cmd`, `flock FILE cmd`.
-_LEADING_OPERAND = frozenset({"timeout", "flock", "chrt"})
-SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "busybox"})
+# Options whose value may only be attached (`xargs -i{}`): never the next word.
+_OPTIONAL_ATTACHED: dict[str, frozenset[str]] = {"xargs": frozenset("ile")}
+# Wrappers whose first operand is not the command: `timeout 5 cmd`, `flock FILE cmd`,
+# `taskset MASK cmd`, `chroot DIR cmd`.
+_LEADING_OPERAND = frozenset({"timeout", "flock", "chrt", "taskset", "chroot"})
+# Programs that run a shell string given to an option: `flock f -c '…'`, `script -c
+# '…'`, `su -c '…'`; the string is followed as `sh -c '…'`.
+_COMMAND_OPTION: dict[str, frozenset[str]] = {
+    "flock": frozenset({"-c", "--command"}),
+    "script": frozenset({"-c", "--command"}),
+    "su": frozenset({"-c", "--command", "--session-command"}),
+    "runuser": frozenset({"-c", "--command", "--session-command"}),
+    "sg": frozenset({"-c"}),
+}
+# Multi-call binaries: `busybox rm …`, `toybox rm …` run the applet.
+_MULTICALL = frozenset({"busybox", "toybox"})
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "busybox",
+                    "toybox", "yash", "posh", "rbash"})
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 
 
@@ -72,10 +111,87 @@ def name(word: Word) -> str | None:
 def invocations(script: Script, depth: int = 0) -> Iterator[Invocation]:
     """Every command the script may run, unwrapped, nested scripts followed."""
     simples = list(script.walk())
+    aliases = _aliases(simples)
     for simple in simples:
         if simple.words:
-            yield from _unwrap(simple, script, simple.words, (simple.words,), (), depth)
+            words = _brace_expanded(simple.words)
+            forms = (simple.words,) if words is simple.words else (simple.words, words)
+            yield from _unwrap(simple, script, words, forms, (), depth)
+            alias = aliases.get(simple.words[0].value or "") if aliases else None
+            if alias is not None:  # `alias g=git; g push`: both readings may run
+                rest = [w.value for w in simple.words[1:]]
+                if all(v is not None for v in rest):
+                    text = " ".join([alias, *(v for v in rest if v is not None)])
+                    yield from _follow(text, simple, script, ("alias",), depth)
     yield from _piped_text(simples, script, depth)
+
+
+def _aliases(simples: list[Simple]) -> dict[str, str]:
+    """`alias NAME=VALUE` definitions with static values, anywhere in the script."""
+    found: dict[str, str] = {}
+    for simple in simples:
+        if simple.words and simple.words[0].value == "alias":
+            for word in simple.words[1:]:
+                if word.value and "=" in word.value:
+                    key, value = word.value.split("=", 1)
+                    found[key] = value
+    return found
+
+
+_BRACES = re.compile(r"\{([^{}]*)\}")
+_SEQUENCE = re.compile(r"-?\w+\.\.-?\w+(?:\.\.-?\d+)?")
+
+
+def _brace_expanded(words: tuple[Word, ...]) -> tuple[Word, ...]:
+    """Brace expansion of unquoted literal words (`{rm,-rf,/}` is `rm -rf /`); the
+    words themselves when there is none."""
+    if not any("{" in w.text and w.value is not None for w in words):
+        return words
+    out: list[Word] = []
+    changed = False
+    for word in words:
+        expanded = _expand_braces(word.text) if (
+            word.value is not None and "{" in word.text
+            and not any(c in word.text for c in "'\"\\$`")) else None
+        if expanded is None or expanded == [word.text]:
+            out.append(word)
+            continue
+        changed = True
+        out.extend(Word(part, part) for part in expanded if part)
+    return tuple(out) if changed else words
+
+
+def _expand_braces(text: str, budget: int = 64) -> list[str] | None:
+    """Bash's brace expansion of one literal word, innermost braces first; None when
+    it would make more than `budget` words."""
+    m = _BRACES.search(text)
+    while m is not None and "," not in m.group(1) and not _SEQUENCE.fullmatch(m.group(1)):
+        m = _BRACES.search(text, m.end())
+    if m is None:
+        return [text]
+    inner = m.group(1)
+    if "," in inner:
+        choices = inner.split(",")
+    else:
+        a, b = inner.split("..")[:2]
+        if re.fullmatch(r"-?\d+", a) and re.fullmatch(r"-?\d+", b):
+            lo, hi = int(a), int(b)
+            if abs(hi - lo) >= budget:
+                return None
+            step = 1 if hi >= lo else -1
+            choices = [str(n) for n in range(lo, hi + step, step)]
+        elif len(a) == 1 and len(b) == 1:
+            step = 1 if ord(b) >= ord(a) else -1
+            choices = [chr(c) for c in range(ord(a), ord(b) + step, step)]
+        else:
+            return [text]
+    results: list[str] = []
+    for choice in choices:
+        rest = _expand_braces(text[:m.start()] + choice + text[m.end():], budget)
+        if rest is None or len(results) + len(rest) > budget:
+            return None
+        results.extend(rest)
+    return results
 
 
 def _unwrap(simple: Simple, script: Script, argv: tuple[Word, ...],
@@ -89,6 +205,8 @@ def _unwrap(simple: Simple, script: Script, argv: tuple[Word, ...],
     yield Invocation(argv, forms, simple, script, via)
     if program is not None and (program in SHELLS or program == "eval"):
         yield from _shell_strings(simple, script, argv, program, via, depth)
+    elif program == "trap":
+        yield from _follow(_trap_action(argv), simple, script, (*via, "trap"), depth)
     elif program == "find":
         for command in _find_exec(argv):
             yield from _unwrap(simple, script, command, (command,), (*via, "find"), depth)
@@ -102,15 +220,103 @@ def peel(argv: tuple[Word, ...]) -> tuple[Word, ...] | None:
         return None
     if program == "command" and len(argv) > 1 and argv[1].value in ("-v", "-V"):
         return None  # `command -v x` looks x up, it does not run it
-    if program == "env" and len(argv) > 2 and argv[1].value in ("-S", "--split-string"):
-        split = argv[2].value  # `env -S 'rm -rf /'` splits the string into argv
+    if program == "env":
+        split = _env_split(argv)
         if split is not None:
-            return (*(Word(part, part) for part in split.split()), *argv[3:])
+            return split
+    if program in _COMMAND_OPTION:
+        args = argv[1:]
+        if program == "flock":  # `flock [options] FILE -c '…'`: options end at FILE
+            stripped = _strip_options("flock", list(args))
+            args = tuple(stripped[:2]) if stripped and stripped[0].shown.startswith("-") \
+                else ()
+        string = _option_value(args, _COMMAND_OPTION[program])
+        if string is not None:  # `flock f -c 'rm x'` runs `sh -c 'rm x'`
+            return (Word("sh", "sh"), Word("-c", "-c"), string)
+        if program != "flock":
+            return None
+    if program == "coproc":
+        rest = list(argv[1:])
+        if len(rest) > 1 and rest[1].value in ("{", "("):
+            rest = rest[2:]  # `coproc NAME { cmd; }`
+        elif rest and rest[0].value in ("{", "("):
+            rest = rest[1:]
+        return tuple(rest) or None
+    if program == "parallel":
+        return _parallel(argv)
     if program in WRAPPERS:
         return tuple(_strip_options(program, list(argv[1:]))) or None
-    if program == "busybox" and len(argv) > 1 and name(argv[1]) not in SHELLS:
+    if program in _MULTICALL and len(argv) > 1 and name(argv[1]) not in SHELLS:
         return argv[1:]  # `busybox rm -rf /` runs the applet `rm`
     return None
+
+
+def _env_split(argv: tuple[Word, ...]) -> tuple[Word, ...] | None:
+    """`env -S 'rm -rf /'`, `env --split-string='…'`, `env -iS'…'`: the string split
+    into words, still under `env` (it may hold assignments and options)."""
+    for index, word in enumerate(argv[1:], start=1):
+        value = word.shown
+        if value == "--" or not value.startswith("-"):
+            return None
+        split: str | None
+        if value in ("-S", "--split-string"):
+            if index + 1 >= len(argv):
+                return None
+            split, rest = argv[index + 1].value, argv[index + 2:]
+        elif value.startswith("--split-string="):
+            split, rest = value.split("=", 1)[1], argv[index + 1:]
+        elif not value.startswith("--") and "S" in value:
+            attached = value[value.index("S") + 1:]
+            if attached:
+                split, rest = attached, argv[index + 1:]
+            elif index + 1 < len(argv):
+                split, rest = argv[index + 1].value, argv[index + 2:]
+            else:
+                return None
+        else:
+            continue
+        if split is None:
+            return None
+        return (argv[0], *(Word(part, part) for part in split.split()), *rest)
+    return None
+
+
+def _option_value(args: tuple[Word, ...], options: frozenset[str]) -> Word | None:
+    """The value of the first of `options` (`-c X`, `-cX`, `--command=X`)."""
+    for index, word in enumerate(args):
+        value = word.shown
+        if value == "--":
+            return None
+        for option in options:
+            if value == option:
+                return args[index + 1] if index + 1 < len(args) else None
+            if option.startswith("--") and value.startswith(option + "="):
+                text = value[len(option) + 1:]
+                return Word(text, text)
+            if (not option.startswith("--") and value.startswith("-")
+                    and not value.startswith("--") and option[1] in value[1:]):
+                attached = value[value.index(option[1], 1) + 1:]
+                if attached:
+                    return Word(attached, attached)
+                return args[index + 1] if index + 1 < len(args) else None
+    return None
+
+
+def _parallel(argv: tuple[Word, ...]) -> tuple[Word, ...] | None:
+    """GNU parallel runs its command template (or, without one, each argument) through
+    a shell: followed as `sh -c '…'`."""
+    rest = _strip_options("parallel", list(argv[1:]))
+    separators = (":::", "::::", ":::+", "::::+")
+    stop = next((i for i, w in enumerate(rest) if w.shown in separators), len(rest))
+    template, arguments = rest[:stop], [w for w in rest[stop:] if w.shown not in separators]
+    words = template or arguments
+    values = [w.value for w in words]
+    if not words or any(v is None for v in values):
+        return tuple(template) or None
+    if template:
+        values += [w.value for w in arguments if w.value is not None]
+    text = (" " if template else "\n").join(v for v in values if v is not None)
+    return (Word("sh", "sh"), Word("-c", "-c"), Word(text, text))
 
 
 def innermost(argv: tuple[Word, ...]) -> tuple[Word, ...]:
@@ -122,12 +328,24 @@ def innermost(argv: tuple[Word, ...]) -> tuple[Word, ...]:
 
 def _strip_options(program: str, rest: list[Word]) -> list[Word]:
     valued = WRAPPERS[program]
+    optional = _OPTIONAL_ATTACHED.get(program, frozenset())
     while rest and (rest[0].shown.startswith("-") and rest[0].shown != "-"):
         option = rest.pop(0).shown
         if option == "--":
             break
-        if option in valued and rest and "=" not in option:
-            rest.pop(0)
+        if option.startswith("--") or len(option) == 2:
+            if option in valued and rest and "=" not in option:
+                rest.pop(0)
+            continue
+        # A cluster of short options (`sudo -Eu root`): a valued letter takes the rest
+        # of the cluster, or the next word when it is last.
+        for index, letter in enumerate(option[1:], start=1):
+            if letter in optional:
+                break
+            if "-" + letter in valued:
+                if index == len(option) - 1 and rest:
+                    rest.pop(0)
+                break
     if program == "env":
         while rest and "=" in rest[0].shown and not rest[0].shown.startswith("="):
             rest.pop(0)
@@ -158,7 +376,7 @@ def _shell_strings(simple: Simple, script: Script, argv: tuple[Word, ...], progr
         yield from _follow(text, simple, script, (*via, "eval"), depth)
         return
     args = list(argv[1:])
-    if program == "busybox":
+    if program in _MULTICALL:
         if not args or name(args[0]) not in SHELLS:
             return
         args = args[1:]
@@ -181,6 +399,16 @@ def _shell_strings(simple: Simple, script: Script, argv: tuple[Word, ...], progr
         for redirect in simple.redirects:
             if redirect.op in ("<<", "<<-", "<<<") and redirect.body is not None:
                 yield from _follow(redirect.body, simple, script, (*via, program), depth)
+
+
+def _trap_action(argv: tuple[Word, ...]) -> str | None:
+    """The command string of `trap 'cmd' SIGNAL…` (None for `trap -p`, `trap - SIG`)."""
+    args = list(argv[1:])
+    if args and args[0].value == "--":
+        args = args[1:]
+    if len(args) < 2 or args[0].value in ("-", "-p", "-l", "-P"):
+        return None
+    return args[0].value
 
 
 def _find_exec(argv: tuple[Word, ...]) -> Iterator[tuple[Word, ...]]:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from .analysis import BashAnalysis, analyse
 from .blacklist import check as blacklist_check
+from .commands import Invocation
 from .loader import (
     Profile,
     RuleFile,
@@ -23,6 +24,7 @@ from .loader import (
     load_settings,
 )
 from .messages import t
+from .programs import Table, features, load_table, spellings
 from .protected import is_policy_pattern, mandatory_protected
 from .rules import (
     PathPattern,
@@ -70,6 +72,11 @@ class Policy:
     def warnings(self) -> tuple[str, ...]:
         """What a committed file said that was ignored because it would loosen."""
         return (*self.settings.warnings, *(w for f in self.layers for w in f.warnings))
+
+    @property
+    def programs(self) -> Table:
+        """The program table (read on first use: most decisions never need it)."""
+        return load_table(self.home)
 
 
 def temp_dirs() -> tuple[Path, ...]:
@@ -134,8 +141,9 @@ def decide(
             return hit
 
     # 3. Rules.
+    caveat: str | None = None  # why an allow rule did not cover the command
     if analysis is not None:
-        rule, opaque = _bash_verdict(policy, analysis)
+        rule, opaque, caveat = _bash_verdict(policy, analysis)
     else:
         rule, opaque = _path_verdict(policy, request.tool, paths), None
     if rule is not None and rule.effect is D:
@@ -160,7 +168,9 @@ def decide(
 
     # 5. Mode table, then 6. sandbox auto-allow.
     effect = MODE_TABLE[mode][category]
-    decision = Decision(effect, _mode_reason(effect, category, mode), Layer.MODE)
+    reason = caveat if caveat is not None and effect is Q else _mode_reason(effect, category,
+                                                                           mode)
+    decision = Decision(effect, reason, Layer.MODE)
     return _sandbox(request, sandbox_mode, decision)
 
 
@@ -234,16 +244,47 @@ def _command_verdict(policy: Policy, forms: list[str]) -> Rule | None:
     return _combine_layers(verdicts)
 
 
-def _bash_verdict(policy: Policy, analysis: BashAnalysis) -> tuple[Rule | None, str | None]:
-    """The rule verdict over every command that may run, and what could not be seen."""
-    verdicts = [_command_verdict(policy, forms) for forms in analysis.rule_forms()]
+def _bash_verdict(policy: Policy, analysis: BashAnalysis
+                  ) -> tuple[Rule | None, str | None, str | None]:
+    """The rule verdict over every command that may run, what could not be seen, and
+    why an allow rule did not cover a command (its program's features)."""
+    forms = analysis.rule_forms()
+    if _strict_bash_rules(policy):
+        # Deny and ask rules also see the base name and git without global options.
+        forms = [[*texts[:-1], *(s for form in inv.forms
+                                 for s in spellings(policy.programs, form)), texts[-1]]
+                 for texts, inv in zip(forms, analysis.invocations, strict=True)]
+    verdicts = [_command_verdict(policy, texts) for texts in forms]
     strict = _severest([v for v in verdicts if v is not None and v.effect is not A])
     if strict is not None or analysis.opaque is not None:
-        return strict, analysis.opaque
+        return strict, analysis.opaque, None
     if not verdicts:
-        return None, None
+        return None, None, None
+    caveat = None
+    for index, (verdict, inv) in enumerate(zip(verdicts, analysis.invocations, strict=True)):
+        if verdict is not None:
+            caveat = caveat or _not_covered(policy, inv, verdict)
+            if caveat is not None:
+                verdicts[index] = None
     # A compound command is allowed by rules only if every part of it is.
-    return (verdicts[0] if all(v is not None for v in verdicts) else None), None
+    return (verdicts[0] if all(v is not None for v in verdicts) else None), None, caveat
+
+
+def _strict_bash_rules(policy: Policy) -> bool:
+    return any(r.effect is not A for layer in policy.layers
+               for r in layer.reversed_by_tool[Tool.BASH])
+
+
+def _not_covered(policy: Policy, inv: Invocation, rule: Rule) -> str | None:
+    """Why the allow `rule` does not cover `inv`: a feature beyond its program's
+    ordinary behaviour that the rule's pattern does not name; None when it covers it."""
+    named = rule.bash.text.replace("\\*", "*") if rule.bash is not None else ""
+    for use in features(policy.programs, inv):
+        if use.does in ("env", "computed") or use.shown not in named:
+            return t("decision.not_covered", program=use.program or inv.program,
+                     feature=use.shown, does=t(f"does.{use.does}"), rule=rule.text,
+                     file=rule.file, line=rule.line)
+    return None
 
 
 def _redirect_hit(policy: Policy, analysis: BashAnalysis) -> Decision | None:

@@ -1,0 +1,412 @@
+"""What programs can do beyond their ordinary behaviour (`profiles/programs.yaml`).
+
+An allow rule grants a program's ordinary behaviour: `features()` lists what an
+invocation uses beyond it (an option that runs code, a subcommand that reaches the
+network, a config key, an environment variable), so the engine can refuse to let
+`Bash(git *)` cover `git -c core.pager=sh log`. The same option grammar gives deny and
+ask rules more spellings of one command: `/usr/bin/git -C . push` is also `git push`,
+`rm -r -f x` is also `rm -rf x` (`spellings()`).
+
+The table is data, read once (libyaml) and extended by the user's
+`~/.swifty/programs.yaml`; every malformed entry is an error naming file:line:col.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .messages import t
+from .yamlnodes import Source, compose, fail, is_null, mapping, read_source, string, string_list
+
+if TYPE_CHECKING:
+    import yaml
+
+    from .commands import Invocation
+    from .shell import Word
+
+EFFECTS = ("exec", "write", "network")
+TARGETS = ("value", "operands", "last_operand")
+
+
+@dataclass(frozen=True, slots=True)
+class Feature:
+    does: str  # exec | write | network
+    options: tuple[str, ...] = ()
+    subcommands: tuple[tuple[str, ...], ...] = ()
+    unless: tuple[str, ...] = ()
+    unless_options: tuple[str, ...] = ()
+    operand: re.Pattern[str] | None = None
+    script_options: tuple[str, ...] = ()
+    target: str | None = None
+    min_operands: int = 0
+
+
+@dataclass(frozen=True)
+class Program:
+    name: str
+    value_options: frozenset[str] = frozenset()
+    subcommands: bool = False
+    runs_code: bool | tuple[str, ...] = False
+    flags: dict[str, str] = field(default_factory=dict)
+    env: tuple[tuple[str, str], ...] = ()  # (glob, effect)
+    features: tuple[Feature, ...] = ()
+
+    @functools.cached_property
+    def known_words(self) -> frozenset[str]:
+        """Whole words that are one option each (`-exec`, `-TT`, `-toolexec`)."""
+        words = set(self.value_options)
+        for feature in self.features:
+            words.update(o.rstrip("=") for o in feature.options)
+        return frozenset(words)
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    programs: dict[str, Program]
+    environment: tuple[tuple[str, str], ...]  # (glob, effect) for every program
+
+
+@dataclass(frozen=True, slots=True)
+class Use:
+    """One feature an invocation uses: what it does and how it was written."""
+
+    does: str
+    shown: str  # `-c core.pager=sh`, `filter-branch`, `GIT_SSH_COMMAND`
+    program: str
+
+
+# -- reading the table -------------------------------------------------------------------
+
+def _strings(source: Source, key: str, node: yaml.Node) -> tuple[str, ...]:
+    import yaml
+
+    if isinstance(node, yaml.ScalarNode) and not is_null(node):
+        return (string(source, key, node),)
+    return tuple(string_list(source, key, node))
+
+
+def _by_effect(source: Source, key: str, node: yaml.Node) -> tuple[tuple[str, str], ...]:
+    entries = mapping(source, node, EFFECTS)
+    return tuple((glob, does) for does, (_, value) in entries.items()
+                 for glob in _strings(source, key, value))
+
+
+def _feature(source: Source, node: yaml.Node) -> Feature:
+    keys = ("does", "option", "subcommand", "unless", "unless_option", "operand",
+            "script_options", "target", "min_operands")
+    entries = mapping(source, node, keys)
+    if "does" not in entries:
+        raise fail(source, node, t("file.missing_key", key="does"))
+    does = string(source, "does", entries["does"][1])
+    if does not in EFFECTS:
+        raise fail(source, entries["does"][1], t("file.bad_choice", key="does", value=does,
+                                                 expected=" | ".join(EFFECTS)))
+
+    def get(key: str) -> tuple[str, ...]:
+        return _strings(source, key, entries[key][1]) if key in entries else ()
+
+    operand = None
+    if "operand" in entries:
+        text = string(source, "operand", entries["operand"][1])
+        try:
+            operand = re.compile(text)
+        except re.error as e:
+            raise fail(source, entries["operand"][1],
+                       t("programs.bad_regex", error=e)) from e
+    target = get("target")
+    if target and target[0] not in TARGETS:
+        raise fail(source, entries["target"][1], t("file.bad_choice", key="target",
+                                                   value=target[0],
+                                                   expected=" | ".join(TARGETS)))
+    minimum = 0
+    if "min_operands" in entries:
+        number = entries["min_operands"][1]
+        if not str(number.value).isdigit():
+            raise fail(source, number, t("programs.not_count", key="min_operands"))
+        minimum = int(number.value)
+    return Feature(does, get("option"), tuple(tuple(s.split()) for s in get("subcommand")),
+                   get("unless"), get("unless_option"), operand, get("script_options"),
+                   target[0] if target else None, minimum)
+
+
+def _program(source: Source, name: str, node: yaml.Node) -> tuple[Program, tuple[str, ...]]:
+    import yaml
+
+    keys = ("also", "value_options", "subcommands", "runs_code", "flags", "env", "features")
+    entries = mapping(source, node, keys)
+
+    def value(key: str) -> yaml.Node | None:
+        return entries[key][1] if key in entries else None
+
+    runs_code: bool | tuple[str, ...] = False
+    subcommands = False
+    for key in ("runs_code", "subcommands"):
+        found = value(key)
+        if found is None:
+            continue
+        if isinstance(found, yaml.ScalarNode) and found.tag == "tag:yaml.org,2002:bool":
+            flag = found.value.lower() in ("true", "yes", "on")
+            if key == "subcommands":
+                subcommands = flag
+            else:
+                runs_code = flag
+        elif key == "runs_code":
+            runs_code = _strings(source, key, found)
+        else:
+            raise fail(source, found, t("programs.not_bool", key=key))
+    flags: dict[str, str] = {}
+    if (found := value("flags")) is not None:
+        if not isinstance(found, yaml.MappingNode):
+            raise fail(source, found, t("file.not_mapping", found="flags"))
+        for key_node, value_node in found.value:
+            flags[str(key_node.value)] = string(source, "flags", value_node)
+    features: list[Feature] = []
+    if (found := value("features")) is not None and not is_null(found):
+        if not isinstance(found, yaml.SequenceNode):
+            raise fail(source, found, t("file.not_list", found="features"))
+        features = [_feature(source, item) for item in found.value]
+    env = _by_effect(source, "env", found) if (found := value("env")) is not None else ()
+    also = _strings(source, "also", found) if (found := value("also")) is not None else ()
+    options = frozenset(_strings(source, "value_options", found)) \
+        if (found := value("value_options")) is not None else frozenset()
+    return Program(name, options, subcommands, runs_code, flags, env, tuple(features)), also
+
+
+def parse_table(source: Source, into: Table | None = None) -> Table:
+    """The table in `source`, added to `into` (the built-in one) when given."""
+    programs = dict(into.programs) if into else {}
+    environment = list(into.environment) if into else []
+    root = compose(source)
+    if root is None:
+        return Table(programs, tuple(environment))
+    entries = mapping(source, root, ("environment", "programs"))
+    if "environment" in entries:
+        environment.extend(_by_effect(source, "environment", entries["environment"][1]))
+    if "programs" in entries:
+        import yaml
+
+        node = entries["programs"][1]
+        if not isinstance(node, yaml.MappingNode):
+            raise fail(source, node, t("file.not_mapping", found="programs"))
+        for key_node, value_node in node.value:
+            name = string(source, "programs", key_node)
+            program, also = _program(source, name, value_node)
+            for each in (name, *also):
+                old = programs.get(each)
+                programs[each] = program if old is None else _merged(old, program)
+    return Table(programs, tuple(environment))
+
+
+def _merged(old: Program, new: Program) -> Program:
+    """A user's entry adds to the built-in one; it never takes anything away."""
+    runs_code: bool | tuple[str, ...]
+    if old.runs_code is True or new.runs_code is True:
+        runs_code = True
+    else:
+        runs_code = (*(old.runs_code or ()), *(new.runs_code or ()))
+    return Program(old.name, old.value_options | new.value_options,
+                   old.subcommands or new.subcommands, runs_code,
+                   {**old.flags, **new.flags}, (*old.env, *new.env),
+                   (*old.features, *new.features))
+
+
+@functools.cache
+def builtin_table() -> Table:
+    from importlib import resources
+
+    text = (resources.files("swifty_sandbox.profiles") / "programs.yaml").read_text("utf-8")
+    return parse_table(Source("<profiles/programs.yaml>", text))
+
+
+@functools.cache
+def load_table(home: Path) -> Table:
+    """The built-in table extended by `~/.swifty/programs.yaml`."""
+    source = read_source(home / ".swifty" / "programs.yaml")
+    return builtin_table() if source is None else parse_table(source, builtin_table())
+
+
+# -- reading one invocation --------------------------------------------------------------
+
+@dataclass(slots=True)
+class _Parsed:
+    options: list[tuple[str, str | None, str]]  # (name, value, as written)
+    operands: list[str]
+    path: list[str]  # the subcommand and the words after it, as written
+    computed: str | None  # a word known only at run time that may be an option
+    words: list[str]
+
+
+def _parse(program: Program, argv: tuple[Word, ...]) -> _Parsed:
+    options: list[tuple[str, str | None, str]] = []
+    operands: list[str] = []
+    path: list[str] = []
+    computed = None
+    words = [w.value if w.value is not None else "\0" + w.text for w in argv[1:]]
+    index, ended = 0, False
+    while index < len(words):
+        word = words[index]
+        index += 1
+        if word.startswith("\0"):
+            text = word[1:].lstrip("\"'")
+            if not ended and computed is None and not text.startswith(("-", "+")) \
+                    and not (program.subcommands and not path and text[:1].isalnum()):
+                computed = word[1:]
+            if program.subcommands and not path:
+                path = words[index - 1:]
+            operands.append(word)
+            continue
+        if ended or not word.startswith("-") or word == "-":
+            if program.subcommands and not path:
+                path = words[index - 1:]
+            operands.append(word)
+            continue
+        if word == "--":
+            ended = True
+            continue
+        value: str | None = None
+        if word.startswith("--") or word in program.known_words or len(word) == 2:
+            name, _, attached = word.partition("=")
+            if attached or "=" in word:
+                value = attached
+            elif name in program.value_options and index < len(words):
+                value, index = words[index], index + 1
+            options.append((name, value, word if value is None or "=" in word
+                            else f"{word} {value}"))
+            continue
+        for position, letter in enumerate(word[1:], start=1):  # a cluster: `-xvf`, `-n5`
+            name = "-" + letter
+            if name in program.value_options:
+                rest = word[position + 1:]
+                if rest:
+                    value = rest
+                elif index < len(words):
+                    value, index = words[index], index + 1
+                options.append((name, value, f"{name} {value}"))
+                break
+            options.append((name, None, name))
+    return _Parsed(options, operands, path, computed, words)
+
+
+def _option_matches(spec: str, name: str, written: str) -> bool:
+    if spec.endswith("="):
+        return name == spec[:-1] and "=" in written
+    if "=" in spec:
+        return written == spec
+    return name == spec
+
+
+def _glob(pattern: str, text: str) -> bool:
+    return fnmatch.fnmatchcase(text.lower(), pattern.lower())
+
+
+def _uses(program: Program, parsed: _Parsed, feature: Feature) -> str | None:
+    """How the invocation uses `feature`, or None."""
+    shown_path = ""
+    if feature.subcommands:
+        found = next((p for p in feature.subcommands if parsed.path[:len(p)] == list(p)),
+                     None)
+        if found is None:
+            return None
+        shown_path = " ".join(found)
+    if feature.min_operands and len(parsed.operands) - (1 if feature.subcommands else 0) \
+            < feature.min_operands:
+        return None
+    if feature.unless_options and any(
+            o in feature.unless_options for o in (*(n for n, _, _ in parsed.options),
+                                                  *parsed.path[1:2])):
+        return None
+    if feature.options:
+        for name, value, written in parsed.options:
+            if any(_option_matches(spec, name, written) for spec in feature.options):
+                if feature.unless and value is not None and not value.startswith("\0") \
+                        and any(_glob(g, value) for g in feature.unless):
+                    continue
+                return written.replace("\0", "")
+        return None
+    if feature.operand is not None:
+        scripts = [v for n, v, _ in parsed.options if n in feature.script_options and v]
+        candidates = parsed.operands[len(feature.subcommands and parsed.path[:1]):] + scripts
+        for text in candidates:
+            if not text.startswith("\0") and feature.operand.search(text):
+                return text if len(text) < 60 else text[:57] + "…"
+        return None
+    return shown_path or None
+
+
+def lookup(table: Table, name: str | None) -> Program | None:
+    return table.programs.get(name) if name else None
+
+
+def features(table: Table, invocation: Invocation) -> list[Use]:
+    """What the invocation uses beyond its program's ordinary behaviour."""
+    from .commands import name as program_name
+
+    argv = invocation.argv
+    found: list[Use] = []
+    program_text = program_name(argv[0]) if argv else None
+    for assignment in assignments_of(invocation):
+        variable = assignment.split("=", 1)[0]
+        if env_effect(table, lookup(table, program_text), variable) is not None:
+            found.append(Use("env", variable, program_text or ""))
+    program = lookup(table, program_text)
+    if program is None or not argv:
+        return found
+    parsed = _parse(program, argv)
+    if parsed.computed is not None and program.features:
+        found.append(Use("computed", parsed.computed, program.name))
+    for feature in program.features:
+        shown = _uses(program, parsed, feature)
+        if shown is not None:
+            found.append(Use(feature.does, shown, program.name))
+    return found
+
+
+def env_effect(table: Table, program: Program | None, variable: str) -> str | None:
+    for glob, does in (*table.environment, *(program.env if program else ())):
+        if fnmatch.fnmatchcase(variable, glob):
+            return does
+    return None
+
+
+def assignments_of(invocation: Invocation) -> list[str]:
+    """`VAR=…` given to this command: its prefix assignments and those of `env`/`sudo`
+    wrappers it was reached through."""
+    out = [w.text for w in invocation.simple.assignments]
+    for form in invocation.forms[:-1]:
+        head = form[0].value.rsplit("/", 1)[-1] if form and form[0].value else ""
+        if head in ("env", "sudo", "doas"):
+            out.extend(w.shown for w in form[1:]
+                       if re.match(r"[A-Za-z_]\w*=", w.shown))
+    return out
+
+
+# -- more spellings for deny and ask rules ---------------------------------------------------
+
+def spellings(table: Table, argv: tuple[Word, ...]) -> list[str]:
+    """Equivalent texts of one command for deny/ask rules: the program's base name for
+    a path (`/usr/bin/git` → `git`), without the global options before a subcommand
+    (`git -C . push` → `git push`)."""
+    if not argv or argv[0].value is None:
+        return []
+    head = argv[0].value
+    base = head.rsplit("/", 1)[-1]
+    rest = [w.shown for w in argv[1:]]
+    out = []
+    if base != head and base:
+        out.append(" ".join([base, *rest]))
+    program = table.programs.get(base)
+    if program is not None and program.subcommands:
+        index = 0
+        while index < len(rest) and rest[index].startswith("-") and rest[index] != "--":
+            option = rest[index]
+            index += 2 if option in program.value_options and "=" not in option else 1
+        if rest[index:index + 1] == ["--"]:
+            index += 1
+        if 0 < index <= len(rest):
+            out.append(" ".join([base, *rest[index:]]))
+    return out
