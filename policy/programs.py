@@ -352,7 +352,7 @@ def features(table: Table, invocation: Invocation) -> list[Use]:
     for assignment in assignments_of(invocation):
         variable = assignment.split("=", 1)[0]
         if env_effect(table, lookup(table, program_text), variable) is not None:
-            found.append(Use("env", variable, program_text or ""))
+            found.append(Use("env", f"{variable}=…", program_text or ""))
     program = lookup(table, program_text)
     if program is None or not argv:
         return found
@@ -377,6 +377,9 @@ def assignments_of(invocation: Invocation) -> list[str]:
     """`VAR=…` given to this command: its prefix assignments and those of `env`/`sudo`
     wrappers it was reached through."""
     out = [w.text for w in invocation.simple.assignments]
+    # `export PATH=…; cmd`, `PATH=…; cmd`: the rest of the script runs with it.
+    out.extend(w.text for s in invocation.script.walk() if not s.words
+               for w in s.assignments)
     for form in invocation.forms[:-1]:
         head = form[0].value.rsplit("/", 1)[-1] if form and form[0].value else ""
         if head in ("env", "sudo", "doas"):

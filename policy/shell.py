@@ -238,6 +238,10 @@ class _TreeSitter:
             pid = pipeline if pipeline is not None else self._new_pipeline()
             for index, child in enumerate(node.named_children):
                 self.statement(child, pipeline=pid, stage=stage + index, background=background)
+        elif kind == "variable_assignment":  # `PATH=…` alone, or under `export`/`local`
+            self.commands.append(Simple((), (self.word(node),), redirects,
+                                        pipeline if pipeline is not None
+                                        else self._new_pipeline(), stage, background))
         elif kind == "function_definition":
             name_node = node.child_by_field_name("name")
             inner = _TreeSitter(self.source, self.depth + 1)
