@@ -6,6 +6,7 @@ Pure: reads nothing but the `Policy` it is given and the file system's symlinks.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -280,7 +281,8 @@ def _not_covered(policy: Policy, inv: Invocation, rule: Rule) -> str | None:
     ordinary behaviour that the rule's pattern does not name; None when it covers it."""
     named = rule.bash.text.replace("\\*", "*") if rule.bash is not None else ""
     for use in features(policy.programs, inv):
-        if use.does in ("env", "computed") or use.shown not in named:
+        if use.does in ("env", "computed") or not re.search(
+                rf"(?:^|\s){re.escape(use.shown)}(?:\s|$|\*)", named):
             return t("decision.not_covered", program=use.program or inv.program,
                      feature=use.shown, does=t(f"does.{use.does}"), rule=rule.text,
                      file=rule.file, line=rule.line)

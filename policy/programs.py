@@ -304,38 +304,35 @@ def _glob(pattern: str, text: str) -> bool:
     return fnmatch.fnmatchcase(text.lower(), pattern.lower())
 
 
-def _uses(program: Program, parsed: _Parsed, feature: Feature) -> str | None:
-    """How the invocation uses `feature`, or None."""
+def _uses(program: Program, parsed: _Parsed, feature: Feature) -> list[str]:
+    """Each way the invocation uses `feature`, as written."""
     shown_path = ""
     if feature.subcommands:
         found = next((p for p in feature.subcommands if parsed.path[:len(p)] == list(p)),
                      None)
         if found is None:
-            return None
+            return []
         shown_path = " ".join(found)
     if feature.min_operands and len(parsed.operands) - (1 if feature.subcommands else 0) \
             < feature.min_operands:
-        return None
+        return []
     if feature.unless_options and any(
             o in feature.unless_options for o in (*(n for n, _, _ in parsed.options),
                                                   *parsed.path[1:2])):
-        return None
+        return []
     if feature.options:
-        for name, value, written in parsed.options:
-            if any(_option_matches(spec, name, written) for spec in feature.options):
-                if feature.unless and value is not None and not value.startswith("\0") \
-                        and any(_glob(g, value) for g in feature.unless):
-                    continue
-                return written.replace("\0", "")
-        return None
+        return [written.replace("\0", "") for name, value, written in parsed.options
+                if any(_option_matches(spec, name, written) for spec in feature.options)
+                and not (feature.unless and value is not None and not value.startswith("\0")
+                         and any(_glob(g, value) for g in feature.unless))]
     if feature.operand is not None:
         scripts = [v for n, v, _ in parsed.options if n in feature.script_options and v]
         candidates = parsed.operands[len(feature.subcommands and parsed.path[:1]):] + scripts
         for text in candidates:
             if not text.startswith("\0") and feature.operand.search(text):
-                return text if len(text) < 60 else text[:57] + "…"
-        return None
-    return shown_path or None
+                return [text if len(text) < 60 else text[:57] + "…"]
+        return []
+    return [shown_path] if shown_path else []
 
 
 def lookup(table: Table, name: str | None) -> Program | None:
@@ -360,9 +357,8 @@ def features(table: Table, invocation: Invocation) -> list[Use]:
     if parsed.computed is not None and program.features:
         found.append(Use("computed", parsed.computed, program.name))
     for feature in program.features:
-        shown = _uses(program, parsed, feature)
-        if shown is not None:
-            found.append(Use(feature.does, shown, program.name))
+        found.extend(Use(feature.does, shown, program.name)
+                     for shown in _uses(program, parsed, feature))
     return found
 
 
