@@ -25,7 +25,7 @@ from .loader import (
     load_settings,
 )
 from .messages import t
-from .programs import Table, features, load_table, spellings
+from .programs import Table, Use, features, load_table, spellings
 from .protected import is_policy_pattern, mandatory_protected
 from .rules import (
     PathPattern,
@@ -142,7 +142,7 @@ def decide(
             return hit
 
     # 3. Rules.
-    caveat: str | None = None  # why an allow rule did not cover the command
+    caveat: Caveat | None = None  # why an allow rule did not cover the command
     if analysis is not None:
         rule, opaque, caveat = _bash_verdict(policy, analysis)
     else:
@@ -169,8 +169,8 @@ def decide(
 
     # 5. Mode table, then 6. sandbox auto-allow.
     effect = MODE_TABLE[mode][category]
-    reason = caveat if caveat is not None and effect is Q else _mode_reason(effect, category,
-                                                                           mode)
+    reason = caveat.reason() if caveat is not None and effect is Q \
+        else _mode_reason(effect, category, mode)
     decision = Decision(effect, reason, Layer.MODE)
     return _sandbox(request, sandbox_mode, decision)
 
@@ -246,15 +246,17 @@ def _command_verdict(policy: Policy, forms: list[str]) -> Rule | None:
 
 
 def _bash_verdict(policy: Policy, analysis: BashAnalysis
-                  ) -> tuple[Rule | None, str | None, str | None]:
+                  ) -> tuple[Rule | None, str | None, Caveat | None]:
     """The rule verdict over every command that may run, what could not be seen, and
     why an allow rule did not cover a command (its program's features)."""
     forms = analysis.rule_forms()
     if _strict_bash_rules(policy):
         # Deny and ask rules also see the base name and git without global options.
-        forms = [[*texts[:-1], *(s for form in inv.forms
-                                 for s in spellings(policy.programs, form)), texts[-1]]
-                 for texts, inv in zip(forms, analysis.invocations, strict=True)]
+        table = policy.programs
+        for index, inv in enumerate(analysis.invocations):
+            extra = [s for form in inv.forms for s in spellings(table, form)]
+            if extra:
+                forms[index] = [*forms[index][:-1], *extra, forms[index][-1]]
     verdicts = [_command_verdict(policy, texts) for texts in forms]
     strict = _severest([v for v in verdicts if v is not None and v.effect is not A])
     if strict is not None or analysis.opaque is not None:
@@ -263,30 +265,49 @@ def _bash_verdict(policy: Policy, analysis: BashAnalysis
         return None, None, None
     caveat = None
     for index, (verdict, inv) in enumerate(zip(verdicts, analysis.invocations, strict=True)):
-        if verdict is not None:
-            caveat = caveat or _not_covered(policy, inv, verdict)
-            if caveat is not None:
-                verdicts[index] = None
+        if verdict is not None and (why := _not_covered(policy, inv, verdict)) is not None:
+            caveat, verdicts[index] = caveat or why, None
     # A compound command is allowed by rules only if every part of it is.
     return (verdicts[0] if all(v is not None for v in verdicts) else None), None, caveat
 
 
+_STRICT: dict[int, tuple[tuple[RuleFile, ...], bool]] = {}
+
+
 def _strict_bash_rules(policy: Policy) -> bool:
-    return any(r.effect is not A for layer in policy.layers
-               for r in layer.reversed_by_tool[Tool.BASH])
+    """Whether any layer has a Bash deny or ask rule (remembered per loaded policy)."""
+    layers = policy.layers
+    known = _STRICT.get(id(layers))
+    if known is None or known[0] is not layers:
+        if len(_STRICT) > 64:
+            _STRICT.clear()
+        known = _STRICT[id(layers)] = (layers, any(
+            r.effect is not A for layer in layers for r in layer.reversed_by_tool[Tool.BASH]))
+    return known[1]
 
 
-def _not_covered(policy: Policy, inv: Invocation, rule: Rule) -> str | None:
+def _not_covered(policy: Policy, inv: Invocation, rule: Rule) -> Caveat | None:
     """Why the allow `rule` does not cover `inv`: a feature beyond its program's
     ordinary behaviour that the rule's pattern does not name; None when it covers it."""
     named = rule.bash.text.replace("\\*", "*") if rule.bash is not None else ""
     for use in features(policy.programs, inv):
         if use.does in ("env", "computed") or not re.search(
                 rf"(?:^|\s){re.escape(use.shown)}(?:\s|$|\*)", named):
-            return t("decision.not_covered", program=use.program or inv.program,
-                     feature=use.shown, does=t(f"does.{use.does}"), rule=rule.text,
-                     file=rule.file, line=rule.line)
+            return Caveat(use, rule)
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class Caveat:
+    """An allow rule that did not cover a command, and the feature why."""
+
+    use: Use
+    rule: Rule
+
+    def reason(self) -> str:
+        use, rule = self.use, self.rule
+        return t("decision.not_covered", program=use.program, feature=use.shown,
+                 does=t(f"does.{use.does}"), rule=rule.text, file=rule.file, line=rule.line)
 
 
 def _redirect_hit(policy: Policy, analysis: BashAnalysis) -> Decision | None:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .commands import name as program_name
 from .messages import t
 from .yamlnodes import Source, compose, fail, is_null, mapping, read_source, string, string_list
 
@@ -44,6 +45,9 @@ class Feature:
     script_options: tuple[str, ...] = ()
     target: str | None = None
     min_operands: int = 0
+    # For a quick "cannot apply" test: option names without values, first subcommands.
+    option_names: frozenset[str] = frozenset()
+    first_words: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -129,9 +133,12 @@ def _feature(source: Source, node: yaml.Node) -> Feature:
         if not str(number.value).isdigit():
             raise fail(source, number, t("programs.not_count", key="min_operands"))
         minimum = int(number.value)
-    return Feature(does, get("option"), tuple(tuple(s.split()) for s in get("subcommand")),
-                   get("unless"), get("unless_option"), operand, get("script_options"),
-                   target[0] if target else None, minimum)
+    options = get("option")
+    subcommands = tuple(tuple(s.split()) for s in get("subcommand"))
+    return Feature(does, options, subcommands, get("unless"), get("unless_option"), operand,
+                   get("script_options"), target[0] if target else None, minimum,
+                   frozenset(o.split("=", 1)[0] for o in options),
+                   frozenset(p[0] for p in subcommands if p))
 
 
 def _program(source: Source, name: str, node: yaml.Node) -> tuple[Program, tuple[str, ...]]:
@@ -341,22 +348,25 @@ def lookup(table: Table, name: str | None) -> Program | None:
 
 def features(table: Table, invocation: Invocation) -> list[Use]:
     """What the invocation uses beyond its program's ordinary behaviour."""
-    from .commands import name as program_name
-
     argv = invocation.argv
     found: list[Use] = []
     program_text = program_name(argv[0]) if argv else None
     for assignment in assignments_of(invocation):
         variable = assignment.split("=", 1)[0]
         if env_effect(table, lookup(table, program_text), variable) is not None:
-            found.append(Use("env", f"{variable}=…", program_text or ""))
+            found.append(Use("env", f"{variable}=…", program_text or variable))
     program = lookup(table, program_text)
     if program is None or not argv:
         return found
     parsed = _parse(program, argv)
     if parsed.computed is not None and program.features:
         found.append(Use("computed", parsed.computed, program.name))
+    names = {n for n, _, _ in parsed.options}
+    first = parsed.path[0] if parsed.path else None
     for feature in program.features:
+        if (feature.first_words and first not in feature.first_words) or (
+                feature.option_names and feature.option_names.isdisjoint(names)):
+            continue
         found.extend(Use(feature.does, shown, program.name)
                      for shown in _uses(program, parsed, feature))
     return found
@@ -374,7 +384,7 @@ def assignments_of(invocation: Invocation) -> list[str]:
     wrappers it was reached through."""
     out = [w.text for w in invocation.simple.assignments]
     # `export PATH=…; cmd`, `PATH=…; cmd`: the rest of the script runs with it.
-    out.extend(w.text for s in invocation.script.walk() if not s.words
+    out.extend(w.text for s in invocation.script.commands if not s.words
                for w in s.assignments)
     for form in invocation.forms[:-1]:
         head = form[0].value.rsplit("/", 1)[-1] if form and form[0].value else ""
@@ -394,11 +404,14 @@ def spellings(table: Table, argv: tuple[Word, ...]) -> list[str]:
         return []
     head = argv[0].value
     base = head.rsplit("/", 1)[-1]
+    program = table.programs.get(base)
+    if base == head and (program is None or not program.subcommands or len(argv) < 2
+                         or not argv[1].shown.startswith("-")):
+        return []
     rest = [w.shown for w in argv[1:]]
     out = []
     if base != head and base:
         out.append(" ".join([base, *rest]))
-    program = table.programs.get(base)
     if program is not None and program.subcommands:
         index = 0
         while index < len(rest) and rest[index].startswith("-") and rest[index] != "--":
