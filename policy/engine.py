@@ -46,6 +46,7 @@ from .types import (
     Settings,
     Tool,
 )
+from .writes import written_paths
 
 A, Q, D = Effect.ALLOW, Effect.ASK, Effect.DENY
 MODE_TABLE: dict[Mode, dict[Category, Effect]] = {
@@ -311,8 +312,10 @@ class Caveat:
 
 
 def _redirect_hit(policy: Policy, analysis: BashAnalysis) -> Decision | None:
-    """`echo x > .swifty/config.yaml`: redirect targets are writes like WriteFile's."""
-    for target in analysis.written_paths():
+    """`echo x > .swifty/config.yaml`, `cd .git && tee -a config`: what a command writes
+    is checked like a WriteFile request."""
+    for target in written_paths(analysis, policy.programs, str(policy.project),
+                                str(policy.home)):
         paths = candidate_paths(policy, target)
         hit = _protected_hit(policy, paths)
         if hit is not None:

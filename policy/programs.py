@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from .shell import Word
 
 EFFECTS = ("exec", "write", "network")
-TARGETS = ("value", "operands", "last_operand")
+TARGETS = ("value", "operands", "last_operand", "rest_operands")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,12 +59,13 @@ class Program:
     flags: dict[str, str] = field(default_factory=dict)
     env: tuple[tuple[str, str], ...] = ()  # (glob, effect)
     features: tuple[Feature, ...] = ()
+    writes: tuple[Feature, ...] = ()  # targets of ordinary writes (not features)
 
     @functools.cached_property
     def known_words(self) -> frozenset[str]:
         """Whole words that are one option each (`-exec`, `-TT`, `-toolexec`)."""
         words = set(self.value_options)
-        for feature in self.features:
+        for feature in (*self.features, *self.writes):
             words.update(o.rstrip("=") for o in feature.options)
         return frozenset(words)
 
@@ -100,14 +101,15 @@ def _by_effect(source: Source, key: str, node: yaml.Node) -> tuple[tuple[str, st
                  for glob in _strings(source, key, value))
 
 
-def _feature(source: Source, node: yaml.Node) -> Feature:
+def _feature(source: Source, node: yaml.Node, does_default: str | None = None) -> Feature:
     keys = ("does", "option", "subcommand", "unless", "unless_option", "operand",
             "script_options", "target", "min_operands")
     entries = mapping(source, node, keys)
-    if "does" not in entries:
+    if "does" not in entries and does_default is None:
         raise fail(source, node, t("file.missing_key", key="does"))
-    does = string(source, "does", entries["does"][1])
-    if does not in EFFECTS:
+    does = string(source, "does", entries["does"][1]) if "does" in entries \
+        else str(does_default)
+    if "does" in entries and does not in EFFECTS:
         raise fail(source, entries["does"][1], t("file.bad_choice", key="does", value=does,
                                                  expected=" | ".join(EFFECTS)))
 
@@ -144,7 +146,8 @@ def _feature(source: Source, node: yaml.Node) -> Feature:
 def _program(source: Source, name: str, node: yaml.Node) -> tuple[Program, tuple[str, ...]]:
     import yaml
 
-    keys = ("also", "value_options", "subcommands", "runs_code", "flags", "env", "features")
+    keys = ("also", "value_options", "subcommands", "runs_code", "flags", "env", "features",
+            "writes")
     entries = mapping(source, node, keys)
 
     def value(key: str) -> yaml.Node | None:
@@ -177,11 +180,20 @@ def _program(source: Source, name: str, node: yaml.Node) -> tuple[Program, tuple
         if not isinstance(found, yaml.SequenceNode):
             raise fail(source, found, t("file.not_list", found="features"))
         features = [_feature(source, item) for item in found.value]
+    writes: list[Feature] = []
+    if (found := value("writes")) is not None and not is_null(found):
+        if not isinstance(found, yaml.SequenceNode):
+            raise fail(source, found, t("file.not_list", found="writes"))
+        writes = [_feature(source, item, "write") for item in found.value]
+        for item, entry in zip(found.value, writes, strict=True):
+            if entry.target is None:
+                raise fail(source, item, t("file.missing_key", key="target"))
     env = _by_effect(source, "env", found) if (found := value("env")) is not None else ()
     also = _strings(source, "also", found) if (found := value("also")) is not None else ()
     options = frozenset(_strings(source, "value_options", found)) \
         if (found := value("value_options")) is not None else frozenset()
-    return Program(name, options, subcommands, runs_code, flags, env, tuple(features)), also
+    return Program(name, options, subcommands, runs_code, flags, env, tuple(features),
+                   tuple(writes)), also
 
 
 def parse_table(source: Source, into: Table | None = None) -> Table:
@@ -219,7 +231,7 @@ def _merged(old: Program, new: Program) -> Program:
     return Program(old.name, old.value_options | new.value_options,
                    old.subcommands or new.subcommands, runs_code,
                    {**old.flags, **new.flags}, (*old.env, *new.env),
-                   (*old.features, *new.features))
+                   (*old.features, *new.features), (*old.writes, *new.writes))
 
 
 @functools.cache
@@ -422,3 +434,51 @@ def spellings(table: Table, argv: tuple[Word, ...]) -> list[str]:
         if 0 < index <= len(rest):
             out.append(" ".join([base, *rest[index:]]))
     return out
+
+
+# -- write targets -----------------------------------------------------------------------
+
+_INTO_DIRECTORY = frozenset({"cp", "mv", "install", "ln"})
+
+
+def write_targets(table: Table, argv: tuple[Word, ...]) -> list[str]:
+    """The files a command writes, as written (`tee -a F`, `cp x D`, `sed -i … F`, `dd
+    of=F`, `sort -o F`, `find -fprint F`, …): its program's `writes` and the targets of
+    the write features it uses. Words known only at run time are left out."""
+    program = lookup(table, program_name(argv[0])) if argv else None
+    if program is None:
+        return []
+    parsed = _parse(program, argv)
+    out: list[str] = []
+    for feature in (*program.writes, *(f for f in program.features if f.target)):
+        if feature.options:
+            matched = [(n, v, w) for n, v, w in parsed.options
+                       if any(_option_matches(spec, n, w) for spec in feature.options)]
+            if not matched:
+                continue
+            if feature.target == "value":
+                for _, value, _ in matched:
+                    if value:  # `cp -t DIR a b` writes DIR/a and DIR/b
+                        out.append(value)
+                        if program.name in _INTO_DIRECTORY:
+                            out.extend(f"{value}/{s.rsplit('/', 1)[-1]}"
+                                       for s in parsed.operands)
+                continue
+        operands = list(parsed.operands)
+        if program.name == "sed" and not any(
+                n in ("-e", "--expression", "-f", "--file") for n, _, _ in parsed.options):
+            operands = operands[1:]  # the script
+        if feature.operand is not None:
+            for text in operands:
+                m = feature.operand.search(text)
+                if m is not None:
+                    out.append(m.group(1) if m.groups() else text)
+        elif feature.target == "operands":
+            out.extend(operands)
+        elif feature.target == "rest_operands":
+            out.extend(operands[1:])
+        elif feature.target == "last_operand" and len(operands) > 1:
+            out.append(operands[-1])  # `cp config .git` writes .git/config
+            out.extend(f"{operands[-1]}/{s.rstrip('/').rsplit('/', 1)[-1]}"
+                       for s in operands[:-1])
+    return [p for p in out if p and not p.startswith("\0")]

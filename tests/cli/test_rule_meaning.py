@@ -26,7 +26,9 @@ RULES = [
         "ls", "echo", "cat", "find", "fd", "sed", "awk", "rg", "grep", "sort", "tar", "zip",
         "unzip", "rsync", "scp", "make", "man", "less", "more", "npm", "npx", "pnpm", "yarn",
         "pip", "pytest", "docker", "kubectl", "cargo", "go", "timeout", "flock", "xargs",
-        "trap", "coproc")),
+        "trap", "coproc", "tee", "cp", "mv", "ln", "install", "truncate", "dd", "touch",
+        "chmod", "mkdir", "cd")),
+    ("WriteFile(secrets/**)", "deny"),
     ("Bash(git -c core.pager=less *)", "allow"), ("Bash(sed -i *)", "allow"),
     ("Bash(npm publish --dry-run)", "allow"),
 ]
@@ -69,6 +71,23 @@ DENY_CLASSES: dict[str, tuple[list[str], list[str]]] = {
          "echo 'rm x'"],
     ),
 }
+
+# Writes followed through what the shell knows: denied as protected paths (`.git/config`,
+# hooks, rc files) or by `WriteFile(secrets/**)`.
+DENY_CLASSES["write targets"] = (
+    ["cd .git && echo x >> config", "cd .git/hooks; cat > pre-push", "tee -a ~/.bashrc",
+     "tee -a $HOME/.bashrc", 'echo x > "${HOME}/.zshrc"', "cp x .git/hooks/pre-commit",
+     "cp config .git", "cp -t .git config", "mv x .git/hooks/post-checkout",
+     "install -m 755 x .git/hooks/", "ln -s ~/.bashrc r && echo x >> r",
+     "ln -sf ~/.zshrc z; tee -a z", "sed -i s/a/b/ .git/config",
+     "cd .git; sed -i s/a/b/ config", "sort -o .git/config x", "dd if=x of=.git/config",
+     "truncate -s0 .swifty/permissions.yaml", "find . -fprint .git/config",
+     "chmod +x .git/hooks/pre-commit", "touch .git/hooks/pre-commit", "echo x > secrets/a",
+     "cd secrets && tee b", "cp a secrets/", "cd src && cd ../secrets && tee -a c"],
+    ["cd src && tee -a notes.md", "cp a b", "ln -s ../shared/config.json config.json",
+     "tee -a CHANGELOG.md", "dd if=/dev/zero of=./disk.img bs=1M count=10",
+     "mkdir -p src/components", "cd /tmp && touch x", "echo ok > /dev/null"],
+)
 
 # class → (variants an allow rule does not cover, benign controls it does)
 ALLOW_CLASSES: dict[str, tuple[list[str], list[str]]] = {
@@ -170,7 +189,8 @@ def test_deny_holds_under_every_spelling(rules: Path, name: str, mode: str) -> N
     decisions = decide(rules, variants + controls, mode)
     for command, decision in zip(variants, decisions, strict=False):
         assert decision["effect"] == "deny", (command, decision)
-        assert rule_text(decision) in ("Bash(git push *)", "Bash(rm *)"), (command, decision)
+        assert decision["layer"] == "protected" or rule_text(decision) in (
+            "Bash(git push *)", "Bash(rm *)", "WriteFile(secrets/**)"), (command, decision)
     for command, decision in zip(controls, decisions[len(variants):], strict=True):
         assert allowed_by_rule(decision, mode), (command, decision)
 
