@@ -62,6 +62,18 @@ class Program:
     writes: tuple[Feature, ...] = ()  # targets of ordinary writes (not features)
 
     @functools.cached_property
+    def targeted(self) -> tuple[Feature, ...]:
+        """What names the files the program writes: `writes` and write features."""
+        return (*self.writes, *(f for f in self.features if f.target))
+
+    @functools.cached_property
+    def target_options(self) -> tuple[str, ...] | None:
+        """The option names that lead to every write target; None if operands do too."""
+        if any(not f.options for f in self.targeted):
+            return None
+        return tuple(o.split("=", 1)[0] for f in self.targeted for o in f.options)
+
+    @functools.cached_property
     def known_words(self) -> frozenset[str]:
         """Whole words that are one option each (`-exec`, `-TT`, `-toolexec`)."""
         words = set(self.value_options)
@@ -438,6 +450,15 @@ def spellings(table: Table, argv: tuple[Word, ...]) -> list[str]:
 
 # -- write targets -----------------------------------------------------------------------
 
+def _may_be(word: str, options: tuple[str, ...]) -> bool:
+    """Whether `word` may hold one of `options` (`-o`, `--output=x`, a cluster `-xo`)."""
+    if not word.startswith("-"):
+        return False
+    if word.startswith("--") or any(len(o) > 2 and not o.startswith("--") for o in options):
+        return word.startswith(options)
+    return any(len(o) == 2 and o[1] in word for o in options)
+
+
 _INTO_DIRECTORY = frozenset({"cp", "mv", "install", "ln"})
 
 
@@ -446,11 +467,14 @@ def write_targets(table: Table, argv: tuple[Word, ...]) -> list[str]:
     of=F`, `sort -o F`, `find -fprint F`, …): its program's `writes` and the targets of
     the write features it uses. Words known only at run time are left out."""
     program = lookup(table, program_name(argv[0])) if argv else None
-    if program is None:
+    if program is None or not program.targeted:
         return []
+    if program.target_options is not None and not any(
+            _may_be(w.shown, program.target_options) for w in argv[1:]):
+        return []  # writes only through options, and none is given (the common case)
     parsed = _parse(program, argv)
     out: list[str] = []
-    for feature in (*program.writes, *(f for f in program.features if f.target)):
+    for feature in program.targeted:
         if feature.options:
             matched = [(n, v, w) for n, v, w in parsed.options
                        if any(_option_matches(spec, n, w) for spec in feature.options)]

@@ -47,7 +47,9 @@ def written_paths(analysis: BashAnalysis, table: Table, project: str, home: str
     raw: list[str] = []
     seen: set[int] = set()
     for inv in analysis.invocations:
-        argv = tuple(Word(w.text, static_value(w, home), w.subs) for w in inv.argv)
+        argv = inv.argv
+        if any(w.value is None for w in argv):
+            argv = tuple(Word(w.text, static_value(w, home), w.subs) for w in argv)
         program = name(argv[0]) if argv else None
         if program in ("cd", "pushd"):
             operands = [w for w in argv[1:] if w.shown != "--" and not w.shown.startswith("-")]
