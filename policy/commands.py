@@ -207,6 +207,8 @@ def _unwrap(simple: Simple, script: Script, argv: tuple[Word, ...],
         yield from _shell_strings(simple, script, argv, program, via, depth)
     elif program == "trap":
         yield from _follow(_trap_action(argv), simple, script, (*via, "trap"), depth)
+    if program in _NAME_ARGUMENTS:
+        yield from _subscripts(simple, script, argv, (*via, program), depth)
     elif program == "find":
         for command in _find_exec(argv):
             yield from _unwrap(simple, script, command, (command,), (*via, "find"), depth)
@@ -399,6 +401,29 @@ def _shell_strings(simple: Simple, script: Script, argv: tuple[Word, ...], progr
         for redirect in simple.redirects:
             if redirect.op in ("<<", "<<-", "<<<") and redirect.body is not None:
                 yield from _follow(redirect.body, simple, script, (*via, program), depth)
+
+
+# Builtins that evaluate a variable name given as text — and with it the arithmetic of
+# an array subscript: `printf -v 'a[$(cmd)]' x` runs cmd.
+_NAME_ARGUMENTS = frozenset({"printf", "declare", "typeset", "local", "export", "readonly",
+                             "test", "[", "read", "unset", "let", "mapfile", "readarray",
+                             "wait", "getopts", "shift", "return", "exit", "ulimit"})
+_SUBSCRIPT = re.compile(r"\[(.*(?:\$\(|`).*)\]", re.DOTALL)
+
+
+def _subscripts(simple: Simple, script: Script, argv: tuple[Word, ...], via: tuple[str, ...],
+                depth: int) -> Iterator[Invocation]:
+    """The commands in subscripts of names given as text (`test -v 'a[$(cmd)]'`)."""
+    for word in argv[1:]:
+        m = _SUBSCRIPT.search(word.value or "")
+        if m is None or depth >= MAX_DEPTH:
+            continue
+        inner = parse(": " + m.group(1), depth + 1)
+        for sub in inner.walk():
+            if sub is not inner.commands[0] and sub.words:
+                yield from _unwrap(sub, inner, sub.words, (sub.words,), via, depth + 1)
+        if inner.error:
+            yield Invocation(argv, (argv,), simple, inner, via)
 
 
 def _trap_action(argv: tuple[Word, ...]) -> str | None:

@@ -27,7 +27,7 @@ RULES = [
         "unzip", "rsync", "scp", "make", "man", "less", "more", "npm", "npx", "pnpm", "yarn",
         "pip", "pytest", "docker", "kubectl", "cargo", "go", "timeout", "flock", "xargs",
         "trap", "coproc", "tee", "cp", "mv", "ln", "install", "truncate", "dd", "touch",
-        "chmod", "mkdir", "cd")),
+        "chmod", "mkdir", "cd", "printf", "test", "read")),
     ("WriteFile(secrets/**)", "deny"),
     ("Bash(git -c core.pager=less *)", "allow"), ("Bash(sed -i *)", "allow"),
     ("Bash(npm publish --dry-run)", "allow"),
@@ -71,6 +71,17 @@ DENY_CLASSES: dict[str, tuple[list[str], list[str]]] = {
          "echo 'rm x'"],
     ),
 }
+
+# Substitutions everywhere they run.
+DENY_CLASSES["hidden substitutions"] = (
+    ["cat <<EOF\n$(rm x)\nEOF", "cat <<EOF\n`rm x`\nEOF", "cat > f <<EOF\na $(rm x) b\nEOF",
+     "a[$(rm x)]=1", "printf -v 'a[$(rm x)]' y", "declare 'a[`rm x`]=1'",
+     "test -v 'a[$(rm x)]'", "[[ -v 'a[$(rm x)]' ]]", "let 'a[$(rm x)]=1'",
+     "read 'a[$(rm x)]' <<< 1", "unset 'a[$(rm x)]'", "local 'b[$(rm y)]'",
+     "echo $(( a[$(rm x)] ))"],
+    ["cat <<'EOF'\n$(rm x)\nEOF", "cat <<\"EOF\"\n`rm x`\nEOF", "printf -v x '%s' y",
+     "test -v HOME", "printf '%s[%s]' a b", "read -r line <<< 'a[$(rm x)]'"],
+)
 
 # Writes followed through what the shell knows: denied as protected paths (`.git/config`,
 # hooks, rc files) or by `WriteFile(secrets/**)`.
