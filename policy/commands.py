@@ -373,7 +373,7 @@ def _follow(text: str | None, simple: Simple, script: Script, via: tuple[str, ..
 def _shell_strings(simple: Simple, script: Script, argv: tuple[Word, ...], program: str,
                    via: tuple[str, ...], depth: int) -> Iterator[Invocation]:
     if program == "eval":
-        values = [w.value for w in argv[1:]]
+        values = [_home_text(w) for w in argv[1:]]
         text = None if any(v is None for v in values) else " ".join(v for v in values if v)
         yield from _follow(text, simple, script, (*via, "eval"), depth)
         return
@@ -389,7 +389,7 @@ def _shell_strings(simple: Simple, script: Script, argv: tuple[Word, ...], progr
             reads_stdin = index + 1 >= len(args)
             break
         if value.startswith("-") and not value.startswith("--") and "c" in value[1:]:
-            text = args[index + 1].value if index + 1 < len(args) else None
+            text = _home_text(args[index + 1]) if index + 1 < len(args) else None
             yield from _follow(text, simple, script, (*via, program), depth)
             return
         if value in ("-o", "+o", "-O", "+O"):
@@ -436,6 +436,22 @@ def _trap_action(argv: tuple[Word, ...]) -> str | None:
     return args[0].value
 
 
+_HOME_ONLY = re.compile(r"\$HOME\b|\$\{HOME\}")
+
+
+def _home_text(word: Word) -> str | None:
+    """A string's value; for one whose only expansion is `$HOME` (`eval "rm -rf $HOME"`),
+    its text with `$HOME` left in, for the inner parse to see as such."""
+    if word.value is not None:
+        return word.value
+    text = word.text
+    if len(text) > 1 and text[0] == text[-1] == '"':
+        text = text[1:-1]
+    rest = _HOME_ONLY.sub("", text)
+    return text if ("$HOME" in text or "${HOME}" in text) and not any(
+        c in rest for c in "$`\"'") else None
+
+
 def _find_exec(argv: tuple[Word, ...]) -> Iterator[tuple[Word, ...]]:
     words = list(argv)
     for index, word in enumerate(words):
@@ -468,6 +484,14 @@ def _piped_text(simples: list[Simple], script: Script, depth: int) -> Iterator[I
     shell reading stdin runs; piped into xargs it becomes arguments."""
     by_position = {(s.pipeline, s.stage): s for s in simples if s.words}
     for simple in simples:
+        if simple.words and name(simple.words[0]) == "xargs":
+            # `xargs rm -rf <<< /`: a here-string or heredoc becomes its arguments.
+            body = next((r.body for r in simple.redirects
+                         if r.op in ("<<", "<<-", "<<<") and r.body is not None), None)
+            command = _strip_options("xargs", list(simple.words[1:]))
+            if body is not None and command:
+                argv = (*command, *(Word(v, v) for v in body.split()))
+                yield from _unwrap(simple, script, argv, (argv,), ("xargs",), depth)
         if not simple.words or simple.stage == 0:
             continue
         program = name(simple.words[0])

@@ -126,7 +126,7 @@ def decide(
     analysis: BashAnalysis | None = None
     if request.tool is Tool.BASH:
         analysis = analyse(request)
-        match = blacklist_check(list(analysis.invocations), str(policy.home))
+        match = blacklist_check(list(analysis.invocations), str(policy.home), policy.roots)
         if match is not None:
             return Decision(D, match.reason, Layer.BLACKLIST, category=match.category)
         hit = _redirect_hit(policy, analysis)

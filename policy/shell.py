@@ -256,6 +256,8 @@ class _TreeSitter:
         else:  # lists, compound commands, loops, conditions, …: what they contain
             if kind in ("declaration_command", "test_command", "unset_command"):
                 self._subscript_names(node, pipeline, stage, background)
+            elif kind == "for_statement":
+                self._loop_values(node)
             self._children(node, pipeline, stage, background, redirects)
 
     def _children(self, node: Any, pipeline: int | None, stage: int, background: bool,
@@ -279,6 +281,18 @@ class _TreeSitter:
                 self.functions.extend(script.functions)
             else:
                 self._children(child, pipeline, stage, background, ())
+
+    def _loop_values(self, node: Any) -> None:
+        """`for d in / ~; do …`: the variable takes each literal value, recorded as
+        assignments (what the shell knows before the loop runs)."""
+        variable = node.child_by_field_name("variable")
+        if variable is None:
+            return
+        name = self.text(variable)
+        values = [self.word(v).value for v in node.children_by_field_name("value")]
+        known = tuple(Word(f"{name}={v}", f"{name}={v}") for v in values if v is not None)
+        if known:
+            self.commands.append(Simple((), known, (), self._new_pipeline()))
 
     def _subscript_names(self, node: Any, pipeline: int | None, stage: int,
                          background: bool) -> None:

@@ -27,10 +27,10 @@ RULES = [
         "unzip", "rsync", "scp", "make", "man", "less", "more", "npm", "npx", "pnpm", "yarn",
         "pip", "pytest", "docker", "kubectl", "cargo", "go", "timeout", "flock", "xargs",
         "trap", "coproc", "tee", "cp", "mv", "ln", "install", "truncate", "dd", "touch",
-        "chmod", "mkdir", "cd", "printf", "test", "read")),
+        "chmod", "mkdir", "cd", "printf", "test", "read", "mkfs.ext4", "eval", "for")),
     ("WriteFile(secrets/**)", "deny"),
     ("Bash(git -c core.pager=less *)", "allow"), ("Bash(sed -i *)", "allow"),
-    ("Bash(npm publish --dry-run)", "allow"),
+    ("Bash(npm publish --dry-run)", "allow"), ("Bash(find * -delete)", "allow"),
 ]
 
 # class → (variants denied by `Bash(git push *)` / `Bash(rm *)`, benign controls)
@@ -100,6 +100,22 @@ DENY_CLASSES["write targets"] = (
      "mkdir -p src/components", "cd /tmp && touch x", "echo ok > /dev/null"],
 )
 
+# The blacklist on values the shell knows before it runs (denied in every mode, allow
+# rules included), and mkfs on a disk image in the project (allowed).
+DENY_CLASSES["blacklist static values"] = (
+    ["for d in / ~; do rm -rf $d; done", "for d in /usr /etc; do rm -rf \"$d\"/; done",
+     "d=/; rm -rf $d", "D=~; rm -rf \"${D}\"", "xargs rm -rf <<< /",
+     "xargs rm -rf <<EOF\n/\nEOF", "xargs -0 rm -rf <<< '/'", "eval \"rm -rf $HOME\"",
+     "eval \"rm -rf ${HOME}/\"", "bash -c \"rm -rf $HOME\"", "find / -name '*.old' -delete",
+     "find ~ -type f -delete", "find /usr -mtime +1 -delete", "find $HOME -name x -delete",
+     "mkfs.ext4 /dev/sda1", "mkfs.ext4 dev.img", "mkfs.ext4 missing.img", "mkfs.ext4 $X",
+     "cd /dev && mkfs.ext4 disk.img", "ln -sf /dev/sda disk.img; mkfs.ext4 disk.img",
+     "mkfs.ext4 /etc/passwd"],
+    ["for f in src/*.ts; do echo \"$f\"; done", "d=build; echo $d",
+     "xargs echo <<< hello", "eval \"echo $HOME\"", "find . -name '*.pyc' -delete",
+     "find build -name '*.o' -delete", "mkfs.ext4 disk.img", "mkfs.ext4 -F -L data disk.img"],
+)
+
 # class → (variants an allow rule does not cover, benign controls it does)
 ALLOW_CLASSES: dict[str, tuple[list[str], list[str]]] = {
     "git": (
@@ -117,7 +133,7 @@ ALLOW_CLASSES: dict[str, tuple[list[str], list[str]]] = {
     ),
     "read-only tools": (
         ["find . -exec sh {} ;", "find . -execdir id ;", "find . -ok id ;",
-         "find . -fprint /tmp/x", "find . -name x -delete", "fd -x sh", "fd -X sh",
+         "find . -fprint /tmp/x", "find . -name x -delete -print", "fd -x sh", "fd -X sh",
          "sed -i.bak -e 's/a/b/e' f", "sed 's/a/b/e' f", "sed '1e id' f",
          "sed 'w out' f", "sed -e 's/x/y/w out' f", "sed -f script.sed f",
          "awk 'BEGIN{system(\"id\")}'", "awk '{print > \"out\"}' f", "awk '{print | \"sh\"}' f",
@@ -175,6 +191,8 @@ def decide(project: Path, commands: list[str], mode: str) -> list[dict[str, obje
 
 @pytest.fixture
 def rules(project: Path) -> Path:
+    (project / "disk.img").write_bytes(bytes(4096))  # a disk image, not a disk
+    (project / "dev.img").symlink_to("/dev/null")
     (project / ".swifty").mkdir()
     (project / ".swifty" / "permissions.yaml").write_text(
         "".join(f"- rule: {json.dumps(r)}\n  effect: {e}\n" for r, e in RULES))
@@ -200,7 +218,7 @@ def test_deny_holds_under_every_spelling(rules: Path, name: str, mode: str) -> N
     decisions = decide(rules, variants + controls, mode)
     for command, decision in zip(variants, decisions, strict=False):
         assert decision["effect"] == "deny", (command, decision)
-        assert decision["layer"] == "protected" or rule_text(decision) in (
+        assert decision["layer"] in ("protected", "blacklist") or rule_text(decision) in (
             "Bash(git push *)", "Bash(rm *)", "WriteFile(secrets/**)"), (command, decision)
     for command, decision in zip(controls, decisions[len(variants):], strict=True):
         assert allowed_by_rule(decision, mode), (command, decision)
