@@ -25,7 +25,16 @@ from .loader import (
     load_settings,
 )
 from .messages import t
-from .programs import Table, Use, features, load_table, spellings
+from .programs import (
+    FlagRule,
+    Table,
+    Use,
+    features,
+    flag_matches,
+    flag_rule,
+    load_table,
+    spellings,
+)
 from .protected import is_policy_pattern, mandatory_protected
 from .rules import (
     PathPattern,
@@ -35,6 +44,7 @@ from .rules import (
     last_match_bash,
     last_match_path,
 )
+from .shell import Word
 from .types import (
     Category,
     Decision,
@@ -234,16 +244,38 @@ def _path_verdict(policy: Policy, tool: Tool, paths: tuple[str, ...]) -> Rule | 
     ])
 
 
-def _command_verdict(policy: Policy, forms: list[str]) -> Rule | None:
-    """One command: deny or ask if any of its written forms is denied or asked; allow
-    only if the command really run (the innermost form) is allowed."""
+def _command_verdict(policy: Policy, forms: list[str],
+                     argvs: tuple[tuple[Word, ...], ...] = (), table: Table | None = None
+                     ) -> Rule | None:
+    """One command: deny or ask if any of its written forms is denied or asked (also a
+    flag rule in another spelling: `Bash(rm -rf *)` catches `rm -r -f x`, given
+    `argvs`); allow only if the command really run (the innermost form) is allowed."""
     verdicts: list[Rule | None] = []
     for layer in policy.layers:
         rules = layer.reversed_by_tool[Tool.BASH]
         matches = [last_match_bash(rules, form) for form in forms]
+        if table is not None and (flagged := _flag_rules(table, rules)):
+            matches.append(next((r for r, spec in flagged if any(
+                flag_matches(table, spec, argv) for argv in argvs)), None))
         strict = _severest([m for m in matches if m is not None and m.effect is not A])
-        verdicts.append(strict or matches[-1])
+        verdicts.append(strict or matches[len(forms) - 1])
     return _combine_layers(verdicts)
+
+
+_FLAGGED: dict[int, tuple[tuple[Rule, ...], list[tuple[Rule, FlagRule]]]] = {}
+
+
+def _flag_rules(table: Table, rules: tuple[Rule, ...]) -> list[tuple[Rule, FlagRule]]:
+    """A file's deny/ask rules with flags of a program in the table, last first
+    (remembered per loaded rule file: most files have none)."""
+    known = _FLAGGED.get(id(rules))
+    if known is None or known[0] is not rules:
+        if len(_FLAGGED) > 64:
+            _FLAGGED.clear()
+        found = [(r, spec) for r in rules if r.effect is not A and r.bash is not None
+                 and (spec := flag_rule(table, r.bash.text)) is not None]
+        known = _FLAGGED[id(rules)] = (rules, found)
+    return known[1]
 
 
 def _bash_verdict(policy: Policy, analysis: BashAnalysis
@@ -251,14 +283,18 @@ def _bash_verdict(policy: Policy, analysis: BashAnalysis
     """The rule verdict over every command that may run, what could not be seen, and
     why an allow rule did not cover a command (its program's features)."""
     forms = analysis.rule_forms()
-    if _strict_bash_rules(policy):
+    table = policy.programs if _strict_bash_rules(policy) else None
+    if table is not None:
         # Deny and ask rules also see the base name and git without global options.
-        table = policy.programs
         for index, inv in enumerate(analysis.invocations):
             extra = [s for form in inv.forms for s in spellings(table, form)]
             if extra:
                 forms[index] = [*forms[index][:-1], *extra, forms[index][-1]]
-    verdicts = [_command_verdict(policy, texts) for texts in forms]
+    if table is not None:
+        verdicts = [_command_verdict(policy, texts, inv.forms, table)
+                    for texts, inv in zip(forms, analysis.invocations, strict=True)]
+    else:
+        verdicts = [_command_verdict(policy, texts) for texts in forms]
     strict = _severest([v for v in verdicts if v is not None and v.effect is not A])
     if strict is not None or analysis.opaque is not None:
         return strict, analysis.opaque, None
@@ -266,7 +302,8 @@ def _bash_verdict(policy: Policy, analysis: BashAnalysis
         return None, None, None
     caveat = None
     for index, (verdict, inv) in enumerate(zip(verdicts, analysis.invocations, strict=True)):
-        if verdict is not None and (why := _not_covered(policy, inv, verdict)) is not None:
+        if verdict is not None and (why := _not_covered(table or policy.programs, inv,
+                                                         verdict)) is not None:
             caveat, verdicts[index] = caveat or why, None
     # A compound command is allowed by rules only if every part of it is.
     return (verdicts[0] if all(v is not None for v in verdicts) else None), None, caveat
@@ -287,11 +324,11 @@ def _strict_bash_rules(policy: Policy) -> bool:
     return known[1]
 
 
-def _not_covered(policy: Policy, inv: Invocation, rule: Rule) -> Caveat | None:
+def _not_covered(table: Table, inv: Invocation, rule: Rule) -> Caveat | None:
     """Why the allow `rule` does not cover `inv`: a feature beyond its program's
     ordinary behaviour that the rule's pattern does not name; None when it covers it."""
     named = rule.bash.text.replace("\\*", "*") if rule.bash is not None else ""
-    for use in features(policy.programs, inv):
+    for use in features(table, inv):
         if use.does in ("env", "computed") or not re.search(
                 rf"(?:^|\s){re.escape(use.shown)}(?:\s|$|\*)", named):
             return Caveat(use, rule)

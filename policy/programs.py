@@ -506,3 +506,83 @@ def write_targets(table: Table, argv: tuple[Word, ...]) -> list[str]:
             out.extend(f"{operands[-1]}/{s.rstrip('/').rsplit('/', 1)[-1]}"
                        for s in operands[:-1])
     return [p for p in out if p and not p.startswith("\0")]
+
+
+# -- flag spellings of deny and ask rules ----------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class FlagRule:
+    """A rule pattern read with its program's option grammar: `rm -rf *` is `rm` with
+    `--recursive` and `--force`, whatever else follows `*`."""
+
+    program: str
+    path: tuple[str, ...]  # the subcommand (`git push --force *`)
+    flags: frozenset[str]
+    rest: re.Pattern[str]  # what the operands must match
+
+
+_FLAG_RULES: dict[tuple[int, str], FlagRule | None] = {}
+
+
+def _canonical(program: Program, option: str) -> list[str]:
+    if option.startswith("--"):
+        return [option.split("=", 1)[0]]
+    return program.flags.get(option[1:], option).split()
+
+
+def flag_rule(table: Table, pattern: str) -> FlagRule | None:
+    """The pattern as flags, for a program whose flags are in the table; else None."""
+    key = (id(table), pattern)
+    if key in _FLAG_RULES:
+        return _FLAG_RULES[key]
+    words = pattern.split()
+    found: FlagRule | None = None
+    program = table.programs.get(words[0]) if words and "*" not in words[0] else None
+    if program is not None and program.flags:
+        index = 1
+        path: list[str] = []
+        while program.subcommands and index < len(words) and not words[index].startswith(
+                "-") and "*" not in words[index]:
+            path.append(words[index])
+            index += 1
+        flags: set[str] = set()
+        while index < len(words) and words[index].startswith("-") and "*" not in words[
+                index] and words[index] not in ("-", "--"):
+            word = words[index]
+            if word.startswith("--") or word in program.known_words:
+                flags.update(_canonical(program, word))
+            else:
+                for letter in word[1:]:
+                    flags.update(_canonical(program, "-" + letter))
+            index += 1
+        if flags:
+            rest = " ".join(words[index:])
+            optional = rest == "*" or rest.endswith(" *")
+            body = rest[:-1].rstrip() if optional else rest
+            regex = ".*".join(re.escape(p) for p in body.split("*")) + (
+                "(?: .*)?" if optional and body else ".*" if optional else "")
+            found = FlagRule(program.name, tuple(path), frozenset(flags),
+                             re.compile(regex, re.DOTALL))
+    if len(_FLAG_RULES) > 4096:
+        _FLAG_RULES.clear()
+    _FLAG_RULES[key] = found
+    return found
+
+
+def flag_matches(table: Table, rule: FlagRule, argv: tuple[Word, ...]) -> bool:
+    """Whether the command is the rule's program with (at least) the rule's flags in any
+    spelling (`-fr`, `-r -f`, `--recursive --force`) and operands the rule allows."""
+    if not argv or argv[0].value is None:
+        return False
+    program = table.programs.get(argv[0].value.rsplit("/", 1)[-1])
+    if program is None or program.name != rule.program:
+        return False
+    parsed = _parse(program, argv)
+    operands = parsed.operands
+    if rule.path:
+        if parsed.path[:len(rule.path)] != list(rule.path):
+            return False
+        operands = operands[len(rule.path):]
+    flags = {f for name, _, _ in parsed.options for f in _canonical(program, name)}
+    return rule.flags <= flags and rule.rest.fullmatch(
+        " ".join(o.lstrip("\0") for o in operands)) is not None

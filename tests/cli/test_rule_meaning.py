@@ -30,7 +30,9 @@ RULES = [
         "chmod", "mkdir", "cd", "printf", "test", "read", "mkfs.ext4", "eval", "for")),
     ("WriteFile(secrets/**)", "deny"),
     ("Bash(git -c core.pager=less *)", "allow"), ("Bash(sed -i *)", "allow"),
-    ("Bash(npm publish --dry-run)", "allow"), ("Bash(find * -delete)", "allow"),
+    ("Bash(npm publish --dry-run)", "allow"),
+    ("Bash(chmod -R *)", "deny"), ("Bash(cp -rf *)", "deny"), ("Bash(git branch -d *)", "deny"),
+    ("Bash(find * -delete)", "allow"),
 ]
 
 # class → (variants denied by `Bash(git push *)` / `Bash(rm *)`, benign controls)
@@ -114,6 +116,15 @@ DENY_CLASSES["blacklist static values"] = (
     ["for f in src/*.ts; do echo \"$f\"; done", "d=build; echo $d",
      "xargs echo <<< hello", "eval \"echo $HOME\"", "find . -name '*.pyc' -delete",
      "find build -name '*.o' -delete", "mkfs.ext4 disk.img", "mkfs.ext4 -F -L data disk.img"],
+)
+
+# A deny rule with flags holds under every spelling of them.
+DENY_CLASSES["flag spellings"] = (
+    ["chmod --recursive 755 x", "chmod -vR 755 x", "chmod -R -v 755 x", "cp -fr a b",
+     "cp -r -f a b", "cp --recursive --force a b", "cp -Rf a b", "cp -f -R -v a b",
+     "git branch --delete feat", "git -C . branch -d feat", "sudo chmod -c -R 700 d"],
+    ["chmod 755 x", "cp -r a b", "cp -f a b", "git branch -a", "git branch feat",
+     "cp -- -rf b"],
 )
 
 # class → (variants an allow rule does not cover, benign controls it does)
@@ -219,7 +230,8 @@ def test_deny_holds_under_every_spelling(rules: Path, name: str, mode: str) -> N
     for command, decision in zip(variants, decisions, strict=False):
         assert decision["effect"] == "deny", (command, decision)
         assert decision["layer"] in ("protected", "blacklist") or rule_text(decision) in (
-            "Bash(git push *)", "Bash(rm *)", "WriteFile(secrets/**)"), (command, decision)
+            "Bash(git push *)", "Bash(rm *)", "WriteFile(secrets/**)", "Bash(chmod -R *)",
+            "Bash(cp -rf *)", "Bash(git branch -d *)"), (command, decision)
     for command, decision in zip(controls, decisions[len(variants):], strict=True):
         assert allowed_by_rule(decision, mode), (command, decision)
 
