@@ -442,6 +442,11 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "audit.why.privilege": ("it runs anything as another user", "它能以其他用户身份运行任何命令"),
     "audit.why.interpreter": ("a shell or interpreter with open arguments runs any code",
                               "参数不受限的 shell 或解释器可运行任意代码"),
+    "audit.why.runs_code": (
+        "`{program}` already runs arbitrary code in its ordinary behaviour (the project's "
+        "scripts, build files or tests), so the rule is in effect `Bash(*)`",
+        "`{program}` 的常规行为本身就会运行任意代码（项目的脚本、构建文件或测试），"
+        "因此这条规则实际上等同于 `Bash(*)`"),
     "audit.why.outside": ("it allows writes outside the project", "它放行项目之外的写入"),
     "audit.clean": ("no findings in {count} file(s)", "{count} 个文件中没有发现问题"),
     "audit.summary": (
