@@ -250,12 +250,11 @@ def _runs_code(words: list[str]) -> bool:
     from .programs import builtin_table
 
     program = builtin_table().programs.get(words[0].rsplit("/", 1)[-1])
-    if program is None or not program.runs_code:
-        return False
-    if program.runs_code is True:
-        return True
+    runs_code = program.runs_code if program is not None else False
+    if isinstance(runs_code, bool):
+        return runs_code
     sub = words[1] if len(words) > 1 else "*"
-    return "*" in sub or sub in program.runs_code
+    return "*" in sub or sub in runs_code
 
 
 def _risks(rule: Rule, scope: Scope, project: Path, samples: tuple[str, ...]
