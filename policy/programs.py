@@ -18,7 +18,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .commands import name as program_name
 from .messages import t
@@ -248,10 +248,68 @@ def _merged(old: Program, new: Program) -> Program:
 
 @functools.cache
 def builtin_table() -> Table:
+    """The built-in table. Reading its YAML takes ~10 ms, so the result is kept as JSON
+    in the user's cache directory (protected: the agent cannot write there), keyed by
+    the text's hash; a missing or unreadable cache is simply rebuilt."""
+    import hashlib
+    import json
+    import os
     from importlib import resources
 
     text = (resources.files("swifty_sandbox.profiles") / "programs.yaml").read_text("utf-8")
-    return parse_table(Source("<profiles/programs.yaml>", text))
+    digest = hashlib.sha256(text.encode()).hexdigest()[:20]
+    cache = Path(os.path.expanduser("~")) / ".cache" / "swifty-sandbox" / \
+        f"programs-{digest}.json"
+    try:
+        return _from_json(json.loads(cache.read_text("utf-8")))
+    except (OSError, ValueError, KeyError, TypeError, re.error):
+        pass
+    table = parse_table(Source("<profiles/programs.yaml>", text))
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        temporary = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
+        temporary.write_text(json.dumps(_to_json(table)), "utf-8")
+        os.replace(temporary, cache)
+    except OSError:
+        pass  # read-only home: parse again next time
+    return table
+
+
+def _to_json(table: Table) -> dict[str, object]:
+    def feature(f: Feature) -> list[object]:
+        return [f.does, f.options, f.subcommands, f.unless, f.unless_options,
+                f.operand.pattern if f.operand else None, f.script_options, f.target,
+                f.min_operands]
+
+    return {"environment": table.environment, "programs": {
+        key: [p.name, sorted(p.value_options), p.subcommands, p.runs_code, p.flags, p.env,
+              [feature(f) for f in p.features], [feature(f) for f in p.writes]]
+        for key, p in table.programs.items()}}
+
+
+def _from_json(data: Any) -> Table:
+    def feature(f: Any) -> Feature:
+        does, options, subs, unless, unless_options, operand, scripts, target, minimum = f
+        subcommands = tuple(tuple(str(w) for w in p) for p in subs)
+        return Feature(str(does), tuple(options), subcommands, tuple(unless),
+                       tuple(unless_options), re.compile(operand) if operand else None,
+                       tuple(scripts), target, int(minimum),
+                       frozenset(str(o).split("=", 1)[0] for o in options),
+                       frozenset(p[0] for p in subcommands if p))
+
+    programs: dict[str, Program] = {}
+    shared: dict[str, Program] = {}
+    for key, entry in data["programs"].items():
+        name, options, subcommands, runs_code, flags, env, features, writes = entry
+        program = shared.get(name)
+        if program is None:
+            program = shared[name] = Program(
+                str(name), frozenset(options), bool(subcommands),
+                runs_code if isinstance(runs_code, bool) else tuple(runs_code),
+                dict(flags), tuple((g, d) for g, d in env),
+                tuple(feature(f) for f in features), tuple(feature(f) for f in writes))
+        programs[str(key)] = program
+    return Table(programs, tuple((g, d) for g, d in data["environment"]))
 
 
 @functools.cache
