@@ -16,7 +16,6 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,32 +33,61 @@ EFFECTS = ("exec", "write", "network")
 TARGETS = ("value", "operands", "last_operand", "rest_operands")
 
 
-@dataclass(frozen=True, slots=True)
+# Plain classes, not dataclasses: this module is imported on every cold start, and a
+# dataclass costs ~0.7 ms to create.
+
 class Feature:
-    does: str  # exec | write | network
-    options: tuple[str, ...] = ()
-    subcommands: tuple[tuple[str, ...], ...] = ()
-    unless: tuple[str, ...] = ()
-    unless_options: tuple[str, ...] = ()
-    operand: re.Pattern[str] | None = None
-    script_options: tuple[str, ...] = ()
-    target: str | None = None
-    min_operands: int = 0
-    # For a quick "cannot apply" test: option names without values, first subcommands.
-    option_names: frozenset[str] = frozenset()
-    first_words: frozenset[str] = frozenset()
+    """One thing a program can do beyond its ordinary behaviour (see programs.yaml)."""
+
+    __slots__ = ("does", "first_words", "min_operands", "operand", "option_names",
+                 "options", "script_options", "subcommands", "target", "unless",
+                 "unless_options")
+
+    def __init__(self, does: str, options: tuple[str, ...] = (),
+                 subcommands: tuple[tuple[str, ...], ...] = (), unless: tuple[str, ...] = (),
+                 unless_options: tuple[str, ...] = (), operand: re.Pattern[str] | None = None,
+                 script_options: tuple[str, ...] = (), target: str | None = None,
+                 min_operands: int = 0) -> None:
+        self.does = does  # exec | write | network
+        self.options = options
+        self.subcommands = subcommands
+        self.unless = unless
+        self.unless_options = unless_options
+        self.operand = operand
+        self.script_options = script_options
+        self.target = target
+        self.min_operands = min_operands
+        # For a quick "cannot apply" test: option names without values, first subcommands.
+        self.option_names = frozenset(o.split("=", 1)[0] for o in options)
+        self.first_words = frozenset(p[0] for p in subcommands if p)
+
+    def as_data(self) -> list[object]:
+        return [self.does, self.options, self.subcommands, self.unless, self.unless_options,
+                self.operand.pattern if self.operand else None, self.script_options,
+                self.target, self.min_operands]
 
 
-@dataclass(frozen=True)
 class Program:
-    name: str
-    value_options: frozenset[str] = frozenset()
-    subcommands: bool = False
-    runs_code: bool | tuple[str, ...] = False
-    flags: dict[str, str] = field(default_factory=dict)
-    env: tuple[tuple[str, str], ...] = ()  # (glob, effect)
-    features: tuple[Feature, ...] = ()
-    writes: tuple[Feature, ...] = ()  # targets of ordinary writes (not features)
+    """One program's entry: its option grammar, features and write targets."""
+
+    def __init__(self, name: str, value_options: frozenset[str] = frozenset(),
+                 subcommands: bool = False, runs_code: bool | tuple[str, ...] = False,
+                 flags: dict[str, str] | None = None, env: tuple[tuple[str, str], ...] = (),
+                 features: tuple[Feature, ...] = (), writes: tuple[Feature, ...] = ()
+                 ) -> None:
+        self.name = name
+        self.value_options = value_options
+        self.subcommands = subcommands
+        self.runs_code = runs_code
+        self.flags = flags or {}
+        self.env = env  # (glob, effect)
+        self.features = features
+        self.writes = writes  # targets of ordinary writes (not features)
+
+    def as_data(self) -> list[object]:
+        return [self.name, sorted(self.value_options), self.subcommands, self.runs_code,
+                self.flags, self.env, [f.as_data() for f in self.features],
+                [f.as_data() for f in self.writes]]
 
     @functools.cached_property
     def targeted(self) -> tuple[Feature, ...]:
@@ -82,19 +110,24 @@ class Program:
         return frozenset(words)
 
 
-@dataclass(frozen=True, slots=True)
 class Table:
-    programs: dict[str, Program]
-    environment: tuple[tuple[str, str], ...]  # (glob, effect) for every program
+    __slots__ = ("environment", "programs")
+
+    def __init__(self, programs: dict[str, Program],
+                 environment: tuple[tuple[str, str], ...]) -> None:
+        self.programs = programs
+        self.environment = environment  # (glob, effect) for every program
 
 
-@dataclass(frozen=True, slots=True)
 class Use:
     """One feature an invocation uses: what it does and how it was written."""
 
-    does: str
-    shown: str  # `-c core.pager=sh`, `filter-branch`, `GIT_SSH_COMMAND`
-    program: str
+    __slots__ = ("does", "program", "shown")
+
+    def __init__(self, does: str, shown: str, program: str) -> None:
+        self.does = does
+        self.shown = shown  # `-c core.pager=sh`, `filter-branch`, `GIT_SSH_COMMAND=…`
+        self.program = program
 
 
 # -- reading the table -------------------------------------------------------------------
@@ -150,9 +183,7 @@ def _feature(source: Source, node: yaml.Node, does_default: str | None = None) -
     options = get("option")
     subcommands = tuple(tuple(s.split()) for s in get("subcommand"))
     return Feature(does, options, subcommands, get("unless"), get("unless_option"), operand,
-                   get("script_options"), target[0] if target else None, minimum,
-                   frozenset(o.split("=", 1)[0] for o in options),
-                   frozenset(p[0] for p in subcommands if p))
+                   get("script_options"), target[0] if target else None, minimum)
 
 
 def _program(source: Source, name: str, node: yaml.Node) -> tuple[Program, tuple[str, ...]]:
@@ -246,56 +277,49 @@ def _merged(old: Program, new: Program) -> Program:
                    (*old.features, *new.features), (*old.writes, *new.writes))
 
 
+BUILTIN = Path(__file__).resolve().parent.parent / "profiles" / "programs.yaml"
+_CACHE_FORMAT = 1
+
+
 @functools.cache
 def builtin_table() -> Table:
-    """The built-in table. Reading its YAML takes ~10 ms, so the result is kept as JSON
-    in the user's cache directory (protected: the agent cannot write there), keyed by
-    the text's hash; a missing or unreadable cache is simply rebuilt."""
-    import hashlib
-    import json
+    """The built-in table. Reading its YAML takes ~10 ms, so the result is kept (marshal:
+    plain data, never code that runs) in the user's cache directory — protected, the
+    agent cannot write there — keyed by the file's size and time; a missing or bad
+    cache is simply rebuilt."""
+    import marshal
     import os
-    from importlib import resources
 
-    text = (resources.files("swifty_sandbox.profiles") / "programs.yaml").read_text("utf-8")
-    digest = hashlib.sha256(text.encode()).hexdigest()[:20]
-    cache = Path(os.path.expanduser("~")) / ".cache" / "swifty-sandbox" / \
-        f"programs-{digest}.json"
+    stat = BUILTIN.stat()
+    cache = Path(os.path.expanduser("~")) / ".cache" / "swifty-sandbox" / (
+        f"programs-{_CACHE_FORMAT}-{stat.st_size}-{stat.st_mtime_ns}.marshal")
     try:
-        return _from_json(json.loads(cache.read_text("utf-8")))
-    except (OSError, ValueError, KeyError, TypeError, re.error):
+        return _from_data(marshal.loads(cache.read_bytes()))
+    except (OSError, EOFError, ValueError, KeyError, TypeError, AttributeError, re.error):
         pass
-    table = parse_table(Source("<profiles/programs.yaml>", text))
+    table = parse_table(Source("<profiles/programs.yaml>", BUILTIN.read_text("utf-8")))
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
         temporary = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(_to_json(table)), "utf-8")
+        temporary.write_bytes(marshal.dumps(_as_data(table)))
         os.replace(temporary, cache)
     except OSError:
-        pass  # read-only home: parse again next time
+        pass  # a read-only home: parse again next time
     return table
 
 
-def _to_json(table: Table) -> dict[str, object]:
-    def feature(f: Feature) -> list[object]:
-        return [f.does, f.options, f.subcommands, f.unless, f.unless_options,
-                f.operand.pattern if f.operand else None, f.script_options, f.target,
-                f.min_operands]
-
-    return {"environment": table.environment, "programs": {
-        key: [p.name, sorted(p.value_options), p.subcommands, p.runs_code, p.flags, p.env,
-              [feature(f) for f in p.features], [feature(f) for f in p.writes]]
-        for key, p in table.programs.items()}}
+def _as_data(table: Table) -> dict[str, object]:
+    return {"environment": table.environment,
+            "programs": {key: p.as_data() for key, p in table.programs.items()}}
 
 
-def _from_json(data: Any) -> Table:
+def _from_data(data: Any) -> Table:
     def feature(f: Any) -> Feature:
         does, options, subs, unless, unless_options, operand, scripts, target, minimum = f
         subcommands = tuple(tuple(str(w) for w in p) for p in subs)
         return Feature(str(does), tuple(options), subcommands, tuple(unless),
                        tuple(unless_options), re.compile(operand) if operand else None,
-                       tuple(scripts), target, int(minimum),
-                       frozenset(str(o).split("=", 1)[0] for o in options),
-                       frozenset(p[0] for p in subcommands if p))
+                       tuple(scripts), target, int(minimum))
 
     programs: dict[str, Program] = {}
     shared: dict[str, Program] = {}
@@ -321,13 +345,16 @@ def load_table(home: Path) -> Table:
 
 # -- reading one invocation --------------------------------------------------------------
 
-@dataclass(slots=True)
 class _Parsed:
-    options: list[tuple[str, str | None, str]]  # (name, value, as written)
-    operands: list[str]
-    path: list[str]  # the subcommand and the words after it, as written
-    computed: str | None  # a word known only at run time that may be an option
-    words: list[str]
+    __slots__ = ("computed", "operands", "options", "path", "words")
+
+    def __init__(self, options: list[tuple[str, str | None, str]], operands: list[str],
+                 path: list[str], computed: str | None, words: list[str]) -> None:
+        self.options = options  # (name, value, as written)
+        self.operands = operands
+        self.path = path  # the subcommand and the words after it, as written
+        self.computed = computed  # a word known only at run time that may be an option
+        self.words = words
 
 
 def _parse(program: Program, argv: tuple[Word, ...]) -> _Parsed:
@@ -568,15 +595,18 @@ def write_targets(table: Table, argv: tuple[Word, ...]) -> list[str]:
 
 # -- flag spellings of deny and ask rules ----------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
 class FlagRule:
     """A rule pattern read with its program's option grammar: `rm -rf *` is `rm` with
     `--recursive` and `--force`, whatever else follows `*`."""
 
-    program: str
-    path: tuple[str, ...]  # the subcommand (`git push --force *`)
-    flags: frozenset[str]
-    rest: re.Pattern[str]  # what the operands must match
+    __slots__ = ("flags", "path", "program", "rest")
+
+    def __init__(self, program: str, path: tuple[str, ...], flags: frozenset[str],
+                 rest: re.Pattern[str]) -> None:
+        self.program = program
+        self.path = path  # the subcommand (`git push --force *`)
+        self.flags = flags
+        self.rest = rest  # what the operands must match
 
 
 _FLAG_RULES: dict[tuple[int, str], FlagRule | None] = {}
