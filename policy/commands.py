@@ -82,6 +82,9 @@ _COMMAND_OPTION: dict[str, frozenset[str]] = {
 _MULTICALL = frozenset({"busybox", "toybox"})
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "busybox",
                     "toybox", "yash", "posh", "rbash"})
+# `via` of a command xargs runs with arguments read from static text (all of them known);
+# a plain "xargs" in `via` means more arguments come from its input at run time.
+STATIC_XARGS = "xargs<<"
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 
 
@@ -207,6 +210,9 @@ def _unwrap(simple: Simple, script: Script, argv: tuple[Word, ...],
         yield from _shell_strings(simple, script, argv, program, via, depth)
     elif program == "trap":
         yield from _follow(_trap_action(argv), simple, script, (*via, "trap"), depth)
+    elif program == "git":
+        for text in _git_shell_aliases(argv):  # `git -c alias.x='!rm -rf y' x`
+            yield from _follow(text, simple, script, (*via, "git"), depth)
     if program in _NAME_ARGUMENTS:
         yield from _subscripts(simple, script, argv, (*via, program), depth)
     elif program == "find":
@@ -426,6 +432,26 @@ def _subscripts(simple: Simple, script: Script, argv: tuple[Word, ...], via: tup
             yield Invocation(argv, (argv,), simple, inner, via)
 
 
+_GIT_SHELL_ALIAS = re.compile(r"alias\.[^=]+=\s*!(.*)", re.DOTALL | re.IGNORECASE)
+
+
+def _git_shell_aliases(argv: tuple[Word, ...]) -> list[str]:
+    """The shell commands of `!` aliases defined inline (`-c alias.x='!cmd'`)."""
+    found = []
+    for index, word in enumerate(argv[1:], start=1):
+        value = word.value or ""
+        if value == "-c" and index + 1 < len(argv):
+            value = argv[index + 1].value or ""
+        elif value.startswith("-c"):
+            value = value[2:]
+        else:
+            continue
+        m = _GIT_SHELL_ALIAS.match(value)
+        if m is not None:
+            found.append(m.group(1))
+    return found
+
+
 def _trap_action(argv: tuple[Word, ...]) -> str | None:
     """The command string of `trap 'cmd' SIGNAL…` (None for `trap -p`, `trap - SIG`)."""
     args = list(argv[1:])
@@ -491,7 +517,7 @@ def _piped_text(simples: list[Simple], script: Script, depth: int) -> Iterator[I
             command = _strip_options("xargs", list(simple.words[1:]))
             if body is not None and command:
                 argv = (*command, *(Word(v, v) for v in body.split()))
-                yield from _unwrap(simple, script, argv, (argv,), ("xargs",), depth)
+                yield from _unwrap(simple, script, argv, (argv,), (STATIC_XARGS,), depth)
         if not simple.words or simple.stage == 0:
             continue
         program = name(simple.words[0])
@@ -505,4 +531,4 @@ def _piped_text(simples: list[Simple], script: Script, depth: int) -> Iterator[I
             command = _strip_options("xargs", list(simple.words[1:]))
             if command:
                 argv = (*command, *(Word(v, v) for v in text.split()))
-                yield from _unwrap(simple, script, argv, (argv,), ("xargs",), depth)
+                yield from _unwrap(simple, script, argv, (argv,), (STATIC_XARGS,), depth)

@@ -329,8 +329,12 @@ def _not_covered(table: Table, inv: Invocation, rule: Rule) -> Caveat | None:
     ordinary behaviour that the rule's pattern does not name; None when it covers it."""
     named = rule.bash.text.replace("\\*", "*") if rule.bash is not None else ""
     for use in features(table, inv):
+        # Named as used (`-c core.pager=less`), or with any value (`-c *`, `--output=*`).
+        spellings = [re.escape(use.shown)]
+        if use.option:
+            spellings.append(re.escape(use.option) + r"(?: |=)\*")
         if use.does in ("env", "computed") or not re.search(
-                rf"(?:^|\s){re.escape(use.shown)}(?:\s|$|\*)", named):
+                rf"(?:^|\s)(?:{'|'.join(spellings)})(?:\s|$|\*)", named):
             return Caveat(use, rule)
     return None
 

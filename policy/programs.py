@@ -122,12 +122,13 @@ class Table:
 class Use:
     """One feature an invocation uses: what it does and how it was written."""
 
-    __slots__ = ("does", "program", "shown")
+    __slots__ = ("does", "option", "program", "shown")
 
-    def __init__(self, does: str, shown: str, program: str) -> None:
+    def __init__(self, does: str, shown: str, program: str, option: str = "") -> None:
         self.does = does
         self.shown = shown  # `-c core.pager=sh`, `filter-branch`, `GIT_SSH_COMMAND=…`
         self.program = program
+        self.option = option  # the option's name when `shown` is an option and its value
 
 
 # -- reading the table -------------------------------------------------------------------
@@ -420,8 +421,8 @@ def _glob(pattern: str, text: str) -> bool:
     return fnmatch.fnmatchcase(text.lower(), pattern.lower())
 
 
-def _uses(program: Program, parsed: _Parsed, feature: Feature) -> list[str]:
-    """Each way the invocation uses `feature`, as written."""
+def _uses(program: Program, parsed: _Parsed, feature: Feature) -> list[tuple[str, str]]:
+    """Each way the invocation uses `feature`: as written, and the option's name."""
     shown_path = ""
     if feature.subcommands:
         found = next((p for p in feature.subcommands if parsed.path[:len(p)] == list(p)),
@@ -437,7 +438,7 @@ def _uses(program: Program, parsed: _Parsed, feature: Feature) -> list[str]:
                                                   *parsed.path[1:2])):
         return []
     if feature.options:
-        return [written.replace("\0", "") for name, value, written in parsed.options
+        return [(written.replace("\0", ""), name) for name, value, written in parsed.options
                 if any(_option_matches(spec, name, written) for spec in feature.options)
                 and not (feature.unless and value is not None and not value.startswith("\0")
                          and any(_glob(g, value) for g in feature.unless))]
@@ -446,9 +447,9 @@ def _uses(program: Program, parsed: _Parsed, feature: Feature) -> list[str]:
         candidates = parsed.operands[len(feature.subcommands and parsed.path[:1]):] + scripts
         for text in candidates:
             if not text.startswith("\0") and feature.operand.search(text):
-                return [text if len(text) < 60 else text[:57] + "…"]
+                return [(text if len(text) < 60 else text[:57] + "…", "")]
         return []
-    return [shown_path] if shown_path else []
+    return [(shown_path, "")] if shown_path else []
 
 
 def lookup(table: Table, name: str | None) -> Program | None:
@@ -470,14 +471,17 @@ def features(table: Table, invocation: Invocation) -> list[Use]:
     parsed = _parse(program, argv)
     if parsed.computed is not None and program.features:
         found.append(Use("computed", parsed.computed, program.name))
+    elif "xargs" in invocation.via and program.features:
+        # `… | xargs rg x`: the input adds arguments, and an argument may be any option.
+        found.append(Use("computed", "xargs", program.name))
     names = {n for n, _, _ in parsed.options}
     first = parsed.path[0] if parsed.path else None
     for feature in program.features:
         if (feature.first_words and first not in feature.first_words) or (
                 feature.option_names and feature.option_names.isdisjoint(names)):
             continue
-        found.extend(Use(feature.does, shown, program.name)
-                     for shown in _uses(program, parsed, feature))
+        found.extend(Use(feature.does, shown, program.name, option)
+                     for shown, option in _uses(program, parsed, feature))
     return found
 
 

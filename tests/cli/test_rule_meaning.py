@@ -68,7 +68,7 @@ DENY_CLASSES: dict[str, tuple[list[str], list[str]]] = {
         ["trap 'rm x' EXIT", "trap -- 'rm -f x' INT TERM", "coproc w { rm x; }",
          "echo hi > >(rm x)", "cat < <(rm x)", "{rm,x}", "{r,}m x", "alias d=rm; d x",
          "alias g='git push'; g origin", "bash -c 'trap \"rm x\" EXIT'",
-         "eval 'rm x'"],
+         "eval 'rm x'", "git -c alias.p='!rm x' p", "git -calias.s='!rm -f y' s"],
         ["trap 'echo bye' EXIT", "echo {a,b}", "ls src/{a,b}",
          "echo 'rm x'"],
     ),
@@ -152,7 +152,8 @@ ALLOW_CLASSES: dict[str, tuple[list[str], list[str]]] = {
          "sort -o out x", "sort --compress-program=sh x", "tar --to-command=sh -xf a.tar",
          "tar -I sh -xf a", "tar --checkpoint-action=exec=sh -cf a .", "zip a.zip x -TT sh",
          "rsync -e sh a b", "rsync a host:b", "scp -S sh a b", "scp a host:b",
-         "man -P sh ls", "man -H ls", "less -o log f", "less '+!id' f"],
+         "man -P sh ls", "man -H ls", "less -o log f", "less '+!id' f",
+         "cat list | xargs rg x", "find . | xargs sed -n p"],
         ["find . -name '*.py' -type f", "fd -e py", "sed -i s/a/b/ f", "sed -n '1,80p' f",
          "sed 's/a/b/g' f",
          "awk '{print $2}' f", "awk '$1 > 5 {print}' f", "awk 'a||b' f", "rg -n foo src/",
@@ -277,3 +278,18 @@ def test_auto_sandbox_still_runs_what_the_rule_does_not_cover_confined(rules: Pa
     result = CliRunner().invoke(main, ["check", "--project", str(rules), "--json",
                                        "--sandbox", "auto", "--batch", str(batch)])
     assert json.loads(result.stdout)["layer"] == "sandbox"
+
+
+def test_a_rule_that_names_the_feature_allows_it(project: Path) -> None:
+    (project / ".swifty").mkdir()
+    (project / ".swifty" / "permissions.yaml").write_text("".join(
+        f"- rule: {json.dumps(r)}\n  effect: allow\n" for r in (
+            "Bash(git *)", "Bash(git -c core.pager=less *)", "Bash(sort -o *)",
+            "Bash(git log --output=*)", "Bash(find * -delete)")))
+    allowed = ["git -c core.pager=less log", "sort -o out.txt in.txt", "git log --output=x",
+               "find build -name '*.o' -delete"]
+    asked = ["git -c core.pager=less -c core.editor=sh log", "git -c core.pager=sh log",
+             "git diff --output=x", "find . -name x -delete -print",
+             "sort --compress-program=sh x"]
+    decisions = decide(project, allowed + asked, "default")
+    assert [d["effect"] for d in decisions] == ["allow"] * 4 + ["ask"] * 5, decisions
