@@ -85,6 +85,10 @@ SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "
 # `via` of a command xargs runs with arguments read from static text (all of them known);
 # a plain "xargs" in `via` means more arguments come from its input at run time.
 STATIC_XARGS = "xargs<<"
+_FD_EXEC = frozenset({"-x", "--exec", "-X", "--exec-batch"})
+_SHELL_SYNTAX = re.compile(r"[\s;&|<>()$`\\'\"*?\[{~#]")
+# Programs that may run an argument as a shell command.
+_SHELL_ARGUMENTS = frozenset({"tmux", "screen", "xterm", "gnome-terminal", "konsole"})
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 
 
@@ -213,11 +217,24 @@ def _unwrap(simple: Simple, script: Script, argv: tuple[Word, ...],
     elif program == "git":
         for text in _git_shell_aliases(argv):  # `git -c alias.x='!rm -rf y' x`
             yield from _follow(text, simple, script, (*via, "git"), depth)
+        for text in _git_commands(argv):  # `git rebase --exec 'rm x'`, `bisect run rm x`
+            yield from _follow(text, simple, script, (*via, "git"), depth)
     if program in _NAME_ARGUMENTS:
         yield from _subscripts(simple, script, argv, (*via, program), depth)
-    elif program == "find":
-        for command in _find_exec(argv):
-            yield from _unwrap(simple, script, command, (command,), (*via, "find"), depth)
+    elif program in ("find", "fd", "fdfind"):
+        for command in _find_exec(argv, _FIND_EXEC if program == "find" else _FD_EXEC):
+            yield from _unwrap(simple, script, command, (command,), (*via, program), depth)
+    elif program in _SHELL_ARGUMENTS:
+        # `tmux new 'rm x'`, `xterm -e 'rm x'`: an argument may be a shell command.
+        for word in argv[1:]:
+            if word.value and " " in word.value:
+                yield from _follow(word.value, simple, script, (*via, program), depth)
+    elif program in ("source", ".") or (program in SHELLS and len(argv) == 2):
+        for sub in argv[1].subs if len(argv) > 1 else ():
+            # `. <(echo 'rm x')`, `bash <(printf 'rm x')`: the static text is the script.
+            if len(sub.commands) == 1 and sub.commands[0].words:
+                fed = _fed_text(sub.commands[0])
+                yield from _follow(fed, simple, script, (*via, program), depth)
 
 
 def peel(argv: tuple[Word, ...]) -> tuple[Word, ...] | None:
@@ -252,6 +269,15 @@ def peel(argv: tuple[Word, ...]) -> tuple[Word, ...] | None:
         return tuple(rest) or None
     if program == "parallel":
         return _parallel(argv)
+    if program == "watch":  # joins its arguments and runs them with `sh -c`
+        rest = _strip_options("watch", list(argv[1:]))
+        values = [w.value for w in rest]
+        if rest and all(v is not None for v in values) and not any(
+                w.shown in ("-x", "--exec") for w in argv[1:]) and any(
+                _SHELL_SYNTAX.search(v or "") for v in values):
+            text = " ".join(v for v in values if v is not None)
+            return (Word("sh", "sh"), Word("-c", "-c"), Word(text, text))
+        return tuple(rest) or None
     if program in WRAPPERS:
         return tuple(_strip_options(program, list(argv[1:]))) or None
     if program in _MULTICALL and len(argv) > 1 and name(argv[1]) not in SHELLS:
@@ -452,6 +478,42 @@ def _git_shell_aliases(argv: tuple[Word, ...]) -> list[str]:
     return found
 
 
+_GIT_STRING_OPTIONS = frozenset({"--exec", "-x", "--extcmd", "--tree-filter",
+                                 "--index-filter", "--msg-filter", "--env-filter",
+                                 "--commit-filter", "--parent-filter", "--tag-name-filter",
+                                 "--subdirectory-filter", "--upload-pack", "--receive-pack"})
+
+
+def _git_commands(argv: tuple[Word, ...]) -> list[str]:
+    """Shell commands git runs from its arguments: `rebase --exec S`, `difftool -x S`,
+    `filter-branch --tree-filter S`, `bisect run CMD…`, `submodule foreach CMD…`."""
+    values = [w.value for w in argv[1:]]
+    start = 0
+    while start < len(values) and (values[start] or "").startswith("-"):
+        start += 2 if values[start] in ("-C", "-c", "--git-dir", "--work-tree",
+                                        "--namespace", "--config-env") else 1
+    sub = values[start] if start < len(values) else None
+    found: list[str] = []
+    for index, value in enumerate(values):
+        if value is None:
+            continue
+        name, eq, attached = value.partition("=")
+        if name == "-x" and sub not in ("rebase", "difftool"):
+            continue  # `cherry-pick -x` records the origin
+        if name in _GIT_STRING_OPTIONS:
+            text = attached if eq else (values[index + 1] if index + 1 < len(values) else None)
+            if text:
+                found.append(text)
+        elif value in ("run", "foreach") and index > 0 and values[index - 1] in (
+                "bisect", "submodule", "--recursive", "--quiet", "-q"):
+            rest = [v for v in values[index + 1:] if v is not None]
+            while value == "foreach" and rest and rest[0].startswith("-"):
+                rest.pop(0)  # `--recursive`, `--quiet`
+            if rest:
+                found.append(" ".join(rest))
+    return found
+
+
 def _trap_action(argv: tuple[Word, ...]) -> str | None:
     """The command string of `trap 'cmd' SIGNAL…` (None for `trap -p`, `trap - SIG`)."""
     args = list(argv[1:])
@@ -478,10 +540,11 @@ def _home_text(word: Word) -> str | None:
         c in rest for c in "$`\"'") else None
 
 
-def _find_exec(argv: tuple[Word, ...]) -> Iterator[tuple[Word, ...]]:
+def _find_exec(argv: tuple[Word, ...], actions: frozenset[str]
+               ) -> Iterator[tuple[Word, ...]]:
     words = list(argv)
     for index, word in enumerate(words):
-        if word.value in _FIND_EXEC:
+        if word.value in actions:
             command: list[Word] = []
             for following in words[index + 1:]:
                 if following.value in (";", "+", "\\;"):

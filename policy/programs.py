@@ -364,6 +364,8 @@ def _parse(program: Program, argv: tuple[Word, ...]) -> _Parsed:
     path: list[str] = []
     computed = None
     words = [w.value if w.value is not None else "\0" + w.text for w in argv[1:]]
+    if program.name == "tar" and words and words[0][:1].isalpha():
+        words[0] = "-" + words[0]  # `tar xIf prog a.tar`: old-style bundled options
     index, ended = 0, False
     while index < len(words):
         word = words[index]
@@ -386,7 +388,8 @@ def _parse(program: Program, argv: tuple[Word, ...]) -> _Parsed:
             ended = True
             continue
         value: str | None = None
-        if word.startswith("--") or word in program.known_words or len(word) == 2:
+        if word.startswith("--") or word in program.known_words or len(word) == 2 or (
+                word.partition("=")[0] in program.known_words):  # `-toolexec=sh`
             name, _, attached = word.partition("=")
             if attached or "=" in word:
                 value = attached
@@ -412,8 +415,9 @@ def _parse(program: Program, argv: tuple[Word, ...]) -> _Parsed:
 def _option_matches(spec: str, name: str, written: str) -> bool:
     if spec.endswith("="):
         return name == spec[:-1] and "=" in written
-    if "=" in spec:
-        return written == spec
+    if "=" in spec:  # one value only: `--network=host`, also written `--network host`
+        option, value = spec.split("=", 1)
+        return name == option and written in (spec, f"{option} {value}")
     return name == spec
 
 
@@ -492,13 +496,23 @@ def env_effect(table: Table, program: Program | None, variable: str) -> str | No
     return None
 
 
+_SETS_NAMES = frozenset({"read", "printf", "mapfile", "readarray", "getopts", "export",
+                         "declare", "typeset", "local", "readonly", "let"})
+_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
 def assignments_of(invocation: Invocation) -> list[str]:
     """`VAR=…` given to this command: its prefix assignments and those of `env`/`sudo`
     wrappers it was reached through."""
     out = [w.text for w in invocation.simple.assignments]
-    # `export PATH=…; cmd`, `PATH=…; cmd`: the rest of the script runs with it.
-    out.extend(w.text for s in invocation.script.commands if not s.words
-               for w in s.assignments)
+    # `export PATH=…; cmd`, `PATH=…; cmd`: the rest of the script runs with it; so do
+    # names set by `read`, `printf -v`, `mapfile`, … (`read PATH <<< /tmp`).
+    for s in invocation.script.commands:
+        if not s.words:
+            out.extend(w.text for w in s.assignments)
+        elif s.words[0].value in _SETS_NAMES:
+            out.extend(f"{w.value}=?" for w in s.words[1:]
+                       if w.value and _NAME.fullmatch(w.value))
     for form in invocation.forms[:-1]:
         head = form[0].value.rsplit("/", 1)[-1] if form and form[0].value else ""
         if head in ("env", "sudo", "doas"):
