@@ -10,13 +10,8 @@ import pytest
 
 from swifty_sandbox import Effect, Sandbox
 from swifty_sandbox.policy.errors import PolicyFileError
-from swifty_sandbox.policy.programs import (
-    BUILTIN,
-    Source,
-    _as_data,
-    builtin_table,
-    parse_table,
-)
+from swifty_sandbox.policy.programs import BUILTIN, _as_data, builtin_table, parse_table
+from swifty_sandbox.policy.yamlnodes import Source
 
 Box = Callable[..., Sandbox]
 Layers = Callable[..., Path]
