@@ -111,12 +111,15 @@ class Program:
 
 
 class Table:
-    __slots__ = ("environment", "programs")
+    __slots__ = ("environment", "programs", "writers")
 
     def __init__(self, programs: dict[str, Program],
                  environment: tuple[tuple[str, str], ...]) -> None:
         self.programs = programs
         self.environment = environment  # (glob, effect) for every program
+        # The programs that name files they write (a quick test on every command).
+        self.writers = frozenset(k for k, p in programs.items()
+                                 if p.writes or any(f.target for f in p.features))
 
 
 class Use:
@@ -470,12 +473,28 @@ def features(table: Table, invocation: Invocation) -> list[Use]:
         if env_effect(table, lookup(table, program_text), variable) is not None:
             found.append(Use("env", f"{variable}=…", program_text or variable))
     program = lookup(table, program_text)
-    if program is None or not argv:
+    if program is None or not argv or not program.features:
         return found
+    key = (id(table), "xargs" in invocation.via, *(w.text for w in argv))
+    known = _FEATURES.get(key)
+    if known is None:
+        known = _argument_features(program, argv, "xargs" in invocation.via)
+        if len(_FEATURES) >= 2048:
+            _FEATURES.clear()
+        _FEATURES[key] = known
+    return [*found, *known] if found else known
+
+
+# (table, fed by xargs, words as written) → features: agents repeat their commands.
+_FEATURES: dict[tuple[object, ...], list[Use]] = {}
+
+
+def _argument_features(program: Program, argv: tuple[Word, ...], xargs: bool) -> list[Use]:
+    found: list[Use] = []
     parsed = _parse(program, argv)
     if parsed.computed is not None and program.features:
         found.append(Use("computed", parsed.computed, program.name))
-    elif "xargs" in invocation.via and program.features:
+    elif xargs and program.features:
         # `… | xargs rg x`: the input adds arguments, and an argument may be any option.
         found.append(Use("computed", "xargs", program.name))
     names = {n for n, _, _ in parsed.options}

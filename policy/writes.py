@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 _HARMLESS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"})
 _HOME_VAR = re.compile(r"(?:\$HOME|\$\{HOME\})(/[^$`\\'*?]*)?")
 MAX_BASES = 8
+_MOVES = frozenset({"cd", "pushd", "ln"})
 
 
 def static_value(word: Word, home: str) -> str | None:
@@ -43,24 +44,10 @@ def written_paths(analysis: BashAnalysis, table: Table, project: str, home: str
                   ) -> list[str]:
     """Absolute paths the command may write (every reading: cd may or may not run)."""
     bases = [project]
-    links: dict[str, str] = {}
+    links: list[tuple[str, str]] = []  # (link, what it leads to)
     raw: list[str] = []
     seen: set[int] = set()
     for inv in analysis.invocations:
-        argv = inv.argv
-        if any(w.value is None for w in argv):
-            argv = tuple(Word(w.text, static_value(w, home), w.subs) for w in argv)
-        program = name(argv[0]) if argv else None
-        if program in ("cd", "pushd"):
-            operands = [w for w in argv[1:] if w.shown != "--" and not w.shown.startswith("-")]
-            target = operands[0].value if operands else home
-            if target is not None and len(bases) < MAX_BASES:
-                bases.extend(_absolute(target, b, home) for b in list(bases))
-        elif program == "ln" and any((w.shown.startswith("-") and "s" in w.shown.lstrip("-"))
-                                     or w.shown == "--symbolic" for w in argv[1:]):
-            values = [w.value for w in argv[1:] if not w.shown.startswith("-")]
-            if len(values) == 2 and all(values):
-                links[str(values[1])] = str(values[0])
         if id(inv.simple) not in seen:
             seen.add(id(inv.simple))
             for redirect in inv.simple.redirects:
@@ -68,6 +55,21 @@ def written_paths(analysis: BashAnalysis, table: Table, project: str, home: str
                     value = static_value(redirect.target, home)
                     if value and not value.isdigit():
                         raw.append(value)
+        argv = inv.argv
+        program = name(argv[0]) if argv else None
+        if program not in table.writers and program not in _MOVES:
+            continue  # most commands: nothing more to read
+        if any(w.value is None for w in argv):
+            argv = tuple(Word(w.text, static_value(w, home), w.subs) for w in argv)
+        if program in ("cd", "pushd"):
+            operands = [w for w in argv[1:] if w.shown != "--" and not w.shown.startswith("-")]
+            target = operands[0].value if operands else home
+            if target is not None and len(bases) < MAX_BASES:
+                bases.extend(_absolute(target, b, home) for b in list(bases))
+        elif program == "ln":  # symbolic or hard, a later write through the link lands there
+            values = [w.value for w in argv[1:] if not w.shown.startswith("-")]
+            if len(values) == 2 and all(values):
+                links.append((str(values[1]), str(values[0])))
         raw.extend(write_targets(table, argv))
     out: dict[str, None] = {}
     for path in raw:
@@ -76,9 +78,12 @@ def written_paths(analysis: BashAnalysis, table: Table, project: str, home: str
         for base in bases:
             absolute = _absolute(path, base, home)
             out[absolute] = None
-            for link, target in links.items():  # `ln -s ~/.bashrc r && echo x >> r`
+            for link, target in links:  # `ln -s ~/.bashrc r && echo x >> r`
                 where = _absolute(link, base, home)
                 if absolute == where or absolute.startswith(where + "/"):
-                    out[_absolute(target + absolute[len(where):],
-                                  os.path.dirname(where), home)] = None
+                    rest = target + absolute[len(where):]
+                    # A symbolic link's target is read from its directory, a hard
+                    # link's from the current one: both readings are checked.
+                    out[_absolute(rest, os.path.dirname(where), home)] = None
+                    out[_absolute(rest, base, home)] = None
     return list(out)
