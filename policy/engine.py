@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -195,8 +196,25 @@ def candidate_paths(policy: Policy, path: str) -> tuple[str, ...]:
     because a write through a dangling symlink lands at its target.
     """
     written = os.path.normpath(os.path.join(policy.project, expand_home(path, policy.home)))
-    resolved = os.path.realpath(written)
+    resolved = _realpath(written, str(policy.project))
     return (written,) if written == resolved else (written, resolved)
+
+
+def _realpath(path: str, resolved_dir: str) -> str:
+    """`os.path.realpath(path)`, looking only at the components below `resolved_dir`
+    (a directory known to be resolved, the project) when the path lies there: one
+    `lstat` or two instead of one per component on the hot path."""
+    if not path.startswith(resolved_dir + "/"):
+        return os.path.realpath(path)
+    current = resolved_dir
+    for part in path[len(resolved_dir) + 1:].split("/"):
+        current = f"{current}/{part}"
+        try:
+            if stat.S_ISLNK(os.lstat(current).st_mode):
+                return os.path.realpath(path)
+        except OSError:
+            return path  # the rest does not exist, so nothing below can be a link
+    return path
 
 
 def _first_match(patterns: tuple[PathPattern, ...], paths: tuple[str, ...]
