@@ -28,7 +28,7 @@ RULES = [
         "pip", "pytest", "docker", "kubectl", "cargo", "go", "timeout", "flock", "xargs",
         "trap", "coproc", "tee", "cp", "mv", "ln", "install", "truncate", "dd", "touch",
         "chmod", "mkdir", "cd", "printf", "test", "read", "mkfs.ext4", "eval", "for",
-        "watch", "tmux", "source", ".")),
+        "watch", "tmux", "source", ".", "go", "curl")),
     ("WriteFile(secrets/**)", "deny"),
     ("Bash(git -c core.pager=less *)", "allow"), ("Bash(sed -i *)", "allow"),
     ("Bash(npm publish --dry-run)", "allow"),
@@ -102,7 +102,9 @@ DENY_CLASSES["write targets"] = (
      "cd .git; sed -i s/a/b/ config", "sort -o .git/config x", "dd if=x of=.git/config",
      "truncate -s0 .swifty/permissions.yaml", "find . -fprint .git/config",
      "chmod +x .git/hooks/pre-commit", "touch .git/hooks/pre-commit", "echo x > secrets/a",
-     "cd secrets && tee b", "cp a secrets/", "cd src && cd ../secrets && tee -a c"],
+     "cd secrets && tee b", "cp a secrets/", "cd src && cd ../secrets && tee -a c",
+     "go build -o .git/hooks/pre-commit .", "curl -o ~/.bashrc https://x",
+     "ln .git/config x; echo y >> x", "rm .swifty/permissions.yaml"],
     ["cd src && tee -a notes.md", "cp a b", "ln -s ../shared/config.json config.json",
      "tee -a CHANGELOG.md", "dd if=/dev/zero of=./disk.img bs=1M count=10",
      "mkdir -p src/components", "cd /tmp && touch x", "echo ok > /dev/null"],
@@ -149,8 +151,9 @@ ALLOW_CLASSES: dict[str, tuple[list[str], list[str]]] = {
          "git -c core.pager=less log", "git rebase -i main", "git cherry-pick -x abc"],
     ),
     "read-only tools": (
-        ["find . -exec sh {} ;", "find . -execdir id ;", "find . -ok id ;",
-         "find . -fprint /tmp/x", "find . -name x -delete -print", "fd -x sh", "fd -X sh",
+        ["find . -exec sh -c 'git -c core.pager=sh log' ;", "find . -execdir id ;",
+         "find . -exec $X {} ;", "find . -fprint /tmp/x", "find . -name x -delete -print",
+         "fd -x sh", "fd -X id",
          "sed -i.bak -e 's/a/b/e' f", "sed 's/a/b/e' f", "sed '1e id' f",
          "sed 'w out' f", "sed -e 's/x/y/w out' f", "sed -f script.sed f",
          "awk 'BEGIN{system(\"id\")}'", "awk '{print > \"out\"}' f", "awk '{print | \"sh\"}' f",
@@ -162,6 +165,7 @@ ALLOW_CLASSES: dict[str, tuple[list[str], list[str]]] = {
          "cat list | xargs rg x", "find . | xargs sed -n p", "tar xIf sh a.tar",
          "tar --use-compress-program sh -xf a.tar"],
         ["find . -name '*.py' -type f", "fd -e py", "sed -i s/a/b/ f", "sed -n '1,80p' f",
+         "find . -name '*.ts' -exec grep -l x {} +", "fd -e ts -x cat",
          "sed 's/a/b/g' f",
          "awk '{print $2}' f", "awk '$1 > 5 {print}' f", "awk 'a||b' f", "rg -n foo src/",
          "grep -rn x .", "sort -u words.txt", "tar -xzf a.tgz -C vendor/", "zip -r a.zip src",
@@ -182,7 +186,7 @@ ALLOW_CLASSES: dict[str, tuple[list[str], list[str]]] = {
          "pnpm install --frozen-lockfile", "yarn test", "pip install -r requirements.txt",
          "pytest -q", "pytest -x tests/test_api.py", "docker ps", "docker build -t app .",
          "kubectl get pods", "cargo build --release", "cargo test", "go test ./...",
-         "go vet ./...", "npm publish --dry-run"],
+         "go vet ./...", "npm publish --dry-run", "go build -o bin/server ./cmd/server"],
     ),
     "assignments": (
         ["PATH=/tmp ls", "LD_PRELOAD=/tmp/x.so ls", "export PATH=/tmp; ls",
@@ -253,11 +257,11 @@ def test_allow_grants_ordinary_behaviour_only(rules: Path, name: str, mode: str)
     decisions = decide(rules, variants + controls, mode)
     for command, decision in zip(variants, decisions, strict=False):
         assert decision["layer"] != "rule", (command, decision)
-        if mode == "bypassPermissions":  # the mode table allows every command
-            assert (decision["effect"], decision["layer"]) == ("allow", "mode"), command
+        if mode == "bypassPermissions":  # the mode table allows every command …
+            assert (decision["effect"], decision["layer"]) in (
+                ("allow", "mode"), ("ask", "analysis")), command  # … it can see
         else:
             assert decision["effect"] == "ask", (command, decision)
-            assert "Needs approval: `" in str(decision["reason"]), (command, decision)
     for command, decision in zip(controls, decisions[len(variants):], strict=True):
         assert allowed_by_rule(decision, mode), (command, decision)
 
