@@ -40,6 +40,7 @@ _INTERPRETERS = frozenset({*SHELLS, "python", "python2", "python3", "perl", "rub
                            "nodejs", "php", "lua", "tclsh", "pwsh", "osascript", "deno",
                            "bun", "Rscript"})
 _CODE_FLAGS = frozenset({"-c", "-e", "-m", "-E", "--eval", "--command", "-r", "-p"})
+_GIT_ALIAS = re.compile(r"alias\.([^=]+)=\s*([^!].*)", re.DOTALL | re.IGNORECASE)
 _GIT_VALUED_GLOBALS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
                                  "--exec-path", "--config-env", "--super-prefix"})
 
@@ -217,14 +218,26 @@ def _chmod_chown(inv: Invocation, ctx: Context) -> Match | None:
 
 
 def _git(inv: Invocation, ctx: Context) -> Match | None:
+    program = inv.program or "git"
     args = [w.shown for w in inv.argv[1:]]
+    if program.startswith("git-"):  # /usr/lib/git-core/git-push -f
+        args.insert(0, program[4:])
     i = 0
+    aliases: dict[str, list[str]] = {}
     while i < len(args) and args[i].startswith("-"):
         option = args[i]
+        if option.startswith("-c"):  # `git -c alias.p='push -f' p`
+            setting = option[2:] or (args[i + 1] if i + 1 < len(args) else "")
+            m = _GIT_ALIAS.match(setting)
+            if m is not None:
+                aliases[m.group(1).lower()] = m.group(2).split()
         i += 2 if option in _GIT_VALUED_GLOBALS else 1
     if i >= len(args):
         return None
     sub, rest = args[i], args[i + 1:]
+    if sub.lower() in aliases and aliases[sub.lower()]:
+        expanded = aliases[sub.lower()]
+        sub, rest = expanded[0], [*expanded[1:], *rest]
     words = [Word(a, a) for a in rest]
     letters, longs, operands = _split_options(words)
     values = [o.shown for o in operands]
@@ -295,6 +308,8 @@ _COMPUTED_AS = ("rm", "chmod", "chown", "dd", "shred")
 def _program_matcher(program: str) -> Matcher | None:
     if program == "mkfs" or program.startswith("mkfs."):
         return _mkfs
+    if program.startswith("git-"):
+        return _git
     return _BY_PROGRAM.get(program)
 
 
@@ -382,7 +397,7 @@ def _fork_bomb(scripts: Iterable[Script]) -> str | None:
 
 # -- entry point ------------------------------------------------------------------------
 
-def _known_values(invocations: list[Invocation]) -> dict[str, list[str]]:
+def known_values(invocations: list[Invocation]) -> dict[str, list[str]]:
     """Variables with values the shell knows before it runs: literal assignments
     (`d=/`) and the words of `for d in / ~` loops, flow-insensitively."""
     known: dict[str, list[str]] = {}
@@ -407,7 +422,7 @@ _LITERAL_ASSIGNMENT = re.compile(r"([A-Za-z_]\w*)=(.*)", re.DOTALL)
 _EXPANSION = re.compile(r'"?\$(?:\{(\w+)\}|(\w+))"?([^$`"\'\\]*)')
 
 
-def _with_known(inv: Invocation, known: dict[str, list[str]]) -> Iterable[Invocation]:
+def with_known(inv: Invocation, known: dict[str, list[str]]) -> Iterable[Invocation]:
     """The invocation with each known value put in for `$d`, `"${d}"/x`, … (at most 16)."""
     count = 0
     for variable, values in known.items():
@@ -439,10 +454,10 @@ def check(invocations: list[Invocation], home: str, roots: tuple[str, ...] = ()
     regular file there."""
     moves = any(inv.program in _MOVERS for inv in invocations)
     ctx = Context(home, roots, moves)
-    known = _known_values(invocations)
+    known = known_values(invocations)
     if known:
         invocations = [*invocations, *(v for inv in invocations
-                                        for v in _with_known(inv, known))]
+                                        for v in with_known(inv, known))]
     for inv in invocations:
         program = inv.program
         if program is None:

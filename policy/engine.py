@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .analysis import BashAnalysis, analyse
 from .blacklist import check as blacklist_check
+from .blacklist import known_values, with_known
 from .commands import Invocation
 from .loader import (
     Profile,
@@ -304,8 +305,12 @@ def _bash_verdict(policy: Policy, analysis: BashAnalysis
     table = policy.programs if _strict_bash_rules(policy) else None
     if table is not None:
         # Deny and ask rules also see the base name and git without global options.
+        computed = any(inv.program is None for inv in analysis.invocations)
+        known = known_values(list(analysis.invocations)) if computed else {}
         for index, inv in enumerate(analysis.invocations):
             extra = [s for form in inv.forms for s in spellings(table, form)]
+            if known and inv.program is None:  # `r=rm; $r x` is also `rm x`
+                extra.extend(" ".join(w.shown for w in v.argv) for v in with_known(inv, known))
             if extra:
                 forms[index] = [*forms[index][:-1], *extra, forms[index][-1]]
     if table is not None:

@@ -545,29 +545,43 @@ def assignments_of(invocation: Invocation) -> list[str]:
 def spellings(table: Table, argv: tuple[Word, ...]) -> list[str]:
     """Equivalent texts of one command for deny/ask rules: the program's base name for
     a path (`/usr/bin/git` → `git`), without the global options before a subcommand
-    (`git -C . push` → `git push`)."""
+    (`git -C . push` → `git push`), git's inline aliases (`git -c alias.p=push p` →
+    `git push`) and its helper binaries (`git-push` → `git push`)."""
     if not argv or argv[0].value is None:
         return []
     head = argv[0].value
     base = head.rsplit("/", 1)[-1]
+    rest = [w.shown for w in argv[1:]]
+    if base.startswith("git-") and len(base) > 4:  # /usr/lib/git-core/git-push
+        return [" ".join(["git", base[4:], *rest])]
     program = table.programs.get(base)
     if base == head and (program is None or not program.subcommands or len(argv) < 2
                          or not argv[1].shown.startswith("-")):
         return []
-    rest = [w.shown for w in argv[1:]]
     out = []
     if base != head and base:
         out.append(" ".join([base, *rest]))
     if program is not None and program.subcommands:
         index = 0
+        aliases: dict[str, str] = {}
         while index < len(rest) and rest[index].startswith("-") and rest[index] != "--":
             option = rest[index]
+            if program.name == "git" and option.startswith("-c"):
+                setting = option[2:] or (rest[index + 1] if index + 1 < len(rest) else "")
+                m = _GIT_ALIAS.match(setting)
+                if m is not None:
+                    aliases[m.group(1).lower()] = m.group(2)
             index += 2 if option in program.value_options and "=" not in option else 1
         if rest[index:index + 1] == ["--"]:
             index += 1
         if 0 < index <= len(rest):
             out.append(" ".join([base, *rest[index:]]))
+        if index < len(rest) and rest[index].lower() in aliases:
+            out.append(" ".join([base, aliases[rest[index].lower()], *rest[index + 1:]]))
     return out
+
+
+_GIT_ALIAS = re.compile(r"alias\.([^=]+)=\s*([^!].*)", re.DOTALL | re.IGNORECASE)
 
 
 # -- write targets -----------------------------------------------------------------------
