@@ -22,6 +22,8 @@ WRAPPERS: dict[str, frozenset[str]] = {
                        "--other-user", "--role", "--type", "--command-timeout", "--host",
                        "--chroot"}),
     "doas": frozenset({"-u", "-C"}),
+    "runuser": frozenset({"-u", "-g", "-G", "--user", "--group", "--supp-group", "-w",
+                          "--whitelist-environment"}),
     "env": frozenset({"-u", "-C", "--unset", "--chdir", "-a", "--argv0"}),
     "command": frozenset(),
     "builtin": frozenset(),
@@ -258,7 +260,7 @@ def peel(argv: tuple[Word, ...]) -> tuple[Word, ...] | None:
         string = _option_value(args, _COMMAND_OPTION[program])
         if string is not None:  # `flock f -c 'rm x'` runs `sh -c 'rm x'`
             return (Word("sh", "sh"), Word("-c", "-c"), string)
-        if program != "flock":
+        if program not in ("flock", "runuser"):
             return None
     if program == "coproc":
         rest = list(argv[1:])
@@ -278,11 +280,31 @@ def peel(argv: tuple[Word, ...]) -> tuple[Word, ...] | None:
             text = " ".join(v for v in values if v is not None)
             return (Word("sh", "sh"), Word("-c", "-c"), Word(text, text))
         return tuple(rest) or None
+    if program in ("sudo", "doas") and _runs_shell(program, argv):
+        # `sudo -i 'rm x'`: the arguments are joined and run by the target user's shell.
+        rest = _strip_options(program, list(argv[1:]))
+        values = [w.value for w in rest]
+        if rest and all(v is not None for v in values):
+            text = " ".join(v for v in values if v is not None)
+            return (Word("sh", "sh"), Word("-c", "-c"), Word(text, text))
     if program in WRAPPERS:
         return tuple(_strip_options(program, list(argv[1:]))) or None
     if program in _MULTICALL and len(argv) > 1 and name(argv[1]) not in SHELLS:
         return argv[1:]  # `busybox rm -rf /` runs the applet `rm`
     return None
+
+
+def _runs_shell(program: str, argv: tuple[Word, ...]) -> bool:
+    """`sudo -i …`, `sudo -u bob -s …`: the command is run by a shell."""
+    valued = WRAPPERS[program]
+    index = 1
+    while index < len(argv) and argv[index].shown.startswith("-") and argv[index].shown != "--":
+        option = argv[index].shown
+        if option in ("--shell", "--login") or (
+                not option.startswith("--") and ("s" in option or "i" in option)):
+            return True
+        index += 2 if option in valued else 1
+    return False
 
 
 def _env_split(argv: tuple[Word, ...]) -> tuple[Word, ...] | None:
@@ -415,8 +437,9 @@ def _shell_strings(simple: Simple, script: Script, argv: tuple[Word, ...], progr
             return
         args = args[1:]
     reads_stdin = True
-    for index, word in enumerate(args):
-        value = word.shown
+    index = 0
+    while index < len(args):
+        value = args[index].shown
         if value == "--":
             reads_stdin = index + 1 >= len(args)
             break
@@ -424,15 +447,21 @@ def _shell_strings(simple: Simple, script: Script, argv: tuple[Word, ...], progr
             text = _home_text(args[index + 1]) if index + 1 < len(args) else None
             yield from _follow(text, simple, script, (*via, program), depth)
             return
-        if value in ("-o", "+o", "-O", "+O"):
+        if value in _SHELL_VALUED:  # `bash -o pipefail -c '…'`: skip the value too
+            index += 2
             continue
         if not value.startswith(("-", "+")):
             reads_stdin = False  # a script file: its content is not ours to see
             break
+        index += 1
     if reads_stdin:
         for redirect in simple.redirects:
             if redirect.op in ("<<", "<<-", "<<<") and redirect.body is not None:
                 yield from _follow(redirect.body, simple, script, (*via, program), depth)
+
+
+# Shell options that take the next word as their value.
+_SHELL_VALUED = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 
 
 # Builtins that evaluate a variable name given as text — and with it the arithmetic of

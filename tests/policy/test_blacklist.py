@@ -135,6 +135,9 @@ DANGEROUS: list[tuple[str, str]] = [
     (RM, "eval \"rm -rf $HOME\""), (RM, "find / -name '*.old' -delete"),
     (RM, "watch 'rm -rf /'"), (RM, "trap 'rm -rf /' EXIT"), (RM, "{rm,-rf,/}"),
     (RM, "flock /tmp/l -c 'rm -rf /'"), (RM, "xargs -i rm -rf / {}"),
+    (RM, "bash -o pipefail -c 'rm -rf /'"), (RM, "bash -O extglob -c 'rm -rf /'"),
+    (RM, "bash --rcfile x -c 'rm -rf /'"), (RM, "sudo -i 'rm -rf /'"),
+    (RM, "sudo -u bob -s 'rm -rf /'"), (RM, "runuser -u bob -- rm -rf /"),
     # long sleeps
     ("long-sleep", "sleep 31"), ("long-sleep", "sleep 60"), ("long-sleep", "sleep 1m"),
     ("long-sleep", "sleep 2h"), ("long-sleep", "sleep 1d"), ("long-sleep", "sleep 20 20"),
