@@ -13,6 +13,7 @@ import os
 import re
 from typing import TYPE_CHECKING
 
+from .blacklist import known_values
 from .commands import name
 from .programs import Table, write_targets
 from .shell import Word
@@ -21,17 +22,26 @@ if TYPE_CHECKING:
     from .analysis import BashAnalysis
 
 _HARMLESS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"})
+_KNOWN_VAR = re.compile(r"\$(?:\{(\w+)\}|(\w+))(/[^$`\\'*?]*)?")
 _HOME_VAR = re.compile(r"(?:\$HOME|\$\{HOME\})(/[^$`\\'*?]*)?")
 MAX_BASES = 8
 _MOVES = frozenset({"cd", "pushd", "ln"})
 
 
-def static_value(word: Word, home: str) -> str | None:
-    """The word's value, or for `$HOME/…`/`"${HOME}"/…` the path it names."""
+def static_value(word: Word, home: str, known: dict[str, list[str]] | None = None
+                 ) -> str | None:
+    """The word's value, or for `$HOME/…`/`"${HOME}"/…` the path it names, or for
+    `$d/…` with `d` set to a literal earlier in the string (`d=.git`), that path."""
     if word.value is not None:
         return word.value
-    m = _HOME_VAR.fullmatch(word.text.replace('"', ""))
-    return home + (m.group(1) or "") if m else None
+    text = word.text.replace('"', "")
+    m = _HOME_VAR.fullmatch(text)
+    if m:
+        return home + (m.group(1) or "")
+    m = _KNOWN_VAR.fullmatch(text) if known else None
+    if m and known and len(known.get(m.group(1) or m.group(2), ())) == 1:
+        return known[m.group(1) or m.group(2)][0] + (m.group(3) or "")
+    return None
 
 
 def _absolute(path: str, base: str, home: str) -> str:
@@ -45,6 +55,7 @@ def written_paths(analysis: BashAnalysis, table: Table, project: str, home: str
     """Absolute paths the command may write (every reading: cd may or may not run)."""
     bases = [project]
     links: list[tuple[str, str]] = []  # (link, what it leads to)
+    known = known_values(list(analysis.invocations))
     raw: list[str] = []
     seen: set[int] = set()
     for inv in analysis.invocations:
@@ -52,7 +63,7 @@ def written_paths(analysis: BashAnalysis, table: Table, project: str, home: str
             seen.add(id(inv.simple))
             for redirect in inv.simple.redirects:
                 if redirect.writes and redirect.target is not None:
-                    value = static_value(redirect.target, home)
+                    value = static_value(redirect.target, home, known)
                     if value and not value.isdigit():
                         raw.append(value)
         argv = inv.argv
@@ -60,7 +71,7 @@ def written_paths(analysis: BashAnalysis, table: Table, project: str, home: str
         if program not in table.writers and program not in _MOVES:
             continue  # most commands: nothing more to read
         if any(w.value is None for w in argv):
-            argv = tuple(Word(w.text, static_value(w, home), w.subs) for w in argv)
+            argv = tuple(Word(w.text, static_value(w, home, known), w.subs) for w in argv)
         if program in ("cd", "pushd"):
             operands = [w for w in argv[1:] if w.shown != "--" and not w.shown.startswith("-")]
             target = operands[0].value if operands else home
