@@ -452,9 +452,10 @@ def check(invocations: list[Invocation], home: str, roots: tuple[str, ...] = ()
     """The first blacklist match among the invocations of one request, if any.
     `roots` (the project first, then the other writable roots) lets `mkfs` format a
     regular file there."""
-    moves = any(inv.program in _MOVERS for inv in invocations)
+    moves = bool(roots) and any(inv.program in _MOVERS for inv in invocations)
     ctx = Context(home, roots, moves)
-    known = known_values(invocations)
+    known = known_values(invocations) if any(
+        w.value is None for inv in invocations for w in inv.argv) else {}
     if known:
         invocations = [*invocations, *(v for inv in invocations
                                         for v in with_known(inv, known))]

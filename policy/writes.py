@@ -55,7 +55,7 @@ def written_paths(analysis: BashAnalysis, table: Table, project: str, home: str
     """Absolute paths the command may write (every reading: cd may or may not run)."""
     bases = [project]
     links: list[tuple[str, str]] = []  # (link, what it leads to)
-    known = known_values(list(analysis.invocations))
+    known: dict[str, list[str]] | None = None  # read when a word needs it
     raw: list[str] = []
     seen: set[int] = set()
     for inv in analysis.invocations:
@@ -63,6 +63,8 @@ def written_paths(analysis: BashAnalysis, table: Table, project: str, home: str
             seen.add(id(inv.simple))
             for redirect in inv.simple.redirects:
                 if redirect.writes and redirect.target is not None:
+                    if redirect.target.value is None and known is None:
+                        known = known_values(list(analysis.invocations))
                     value = static_value(redirect.target, home, known)
                     if value and not value.isdigit():
                         raw.append(value)
@@ -71,6 +73,8 @@ def written_paths(analysis: BashAnalysis, table: Table, project: str, home: str
         if program not in table.writers and program not in _MOVES:
             continue  # most commands: nothing more to read
         if any(w.value is None for w in argv):
+            if known is None:
+                known = known_values(list(analysis.invocations))
             argv = tuple(Word(w.text, static_value(w, home, known), w.subs) for w in argv)
         if program in ("cd", "pushd"):
             operands = [w for w in argv[1:] if w.shown != "--" and not w.shown.startswith("-")]
