@@ -34,6 +34,7 @@ from .programs import (
     features,
     flag_matches,
     flag_rule,
+    foreign_repository,
     load_table,
     spellings,
 )
@@ -325,8 +326,8 @@ def _bash_verdict(policy: Policy, analysis: BashAnalysis
         return None, None, None
     caveat = None
     for index, (verdict, inv) in enumerate(zip(verdicts, analysis.invocations, strict=True)):
-        if verdict is not None and (why := _not_covered(table or policy.programs, inv,
-                                                         verdict)) is not None:
+        if verdict is not None and (why := _not_covered(
+                table or policy.programs, inv, verdict, str(policy.project))) is not None:
             caveat, verdicts[index] = caveat or why, None
     # A compound command is allowed by rules only if every part of it is.
     return (verdicts[0] if all(v is not None for v in verdicts) else None), None, caveat
@@ -347,11 +348,13 @@ def _strict_bash_rules(policy: Policy) -> bool:
     return known[1]
 
 
-def _not_covered(table: Table, inv: Invocation, rule: Rule) -> Caveat | None:
+def _not_covered(table: Table, inv: Invocation, rule: Rule, project: str
+                 ) -> Caveat | None:
     """Why the allow `rule` does not cover `inv`: a feature beyond its program's
     ordinary behaviour that the rule's pattern does not name; None when it covers it."""
     named = rule.bash.text.replace("\\*", "*") if rule.bash is not None else ""
-    for use in features(table, inv):
+    foreign = foreign_repository(inv, project)
+    for use in (*features(table, inv), *((foreign,) if foreign else ())):
         # Named as used (`-c core.pager=less`), or with any value (`-c *`, `--output=*`).
         spellings = [re.escape(use.shown)]
         if use.option:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import fnmatch
 import functools
+import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -725,3 +726,42 @@ def flag_matches(table: Table, rule: FlagRule, argv: tuple[Word, ...]) -> bool:
     flags = {f for name, _, _ in parsed.options for f in _canonical(program, name)}
     return rule.flags <= flags and rule.rest.fullmatch(
         " ".join(o.lstrip("\0") for o in operands)) is not None
+
+
+# -- repositories the agent may have written ---------------------------------------------------
+
+_GIT_PLACES = ("-C", "--git-dir", "--work-tree")
+
+
+def foreign_repository(invocation: Invocation, project: str) -> Use | None:
+    """`git -C /tmp/x status`, `cd /tmp/x && git log`: git reads that repository's own
+    config and hooks (`core.pager`, `core.fsmonitor`, …), which nothing protects outside
+    the project — running code is then part of what the command does."""
+    argv = invocation.argv
+    if not argv or program_name(argv[0]) != "git":
+        return None
+    places: list[tuple[str, str | None]] = []
+    words = [w.value for w in argv[1:]]
+    for index, value in enumerate(words):
+        if value is None:
+            continue
+        name, eq, attached = value.partition("=")
+        if name in _GIT_PLACES:
+            target = attached if eq else (words[index + 1] if index + 1 < len(words) else "")
+            places.append((value if eq else f"{name} {target}", target))
+        elif value.startswith("-C") and len(value) > 2:
+            places.append((value, value[2:]))
+        elif not value.startswith("-"):
+            break  # the subcommand: options after it are its own
+    for simple in invocation.script.commands:
+        if simple.words and simple.words[0].value in ("cd", "pushd"):
+            operands = [w.value for w in simple.words[1:] if (w.value or "x")[:1] != "-"]
+            target = operands[0] if operands else "~"
+            places.append((f"(after cd {target or simple.words[1].text})", target))
+    for shown, target in places:
+        if target is None or target.startswith(("~", "-")):
+            return Use("exec", shown, "git")
+        path = os.path.normpath(os.path.join(project, target))
+        if path != project and not path.startswith(project.rstrip("/") + "/"):
+            return Use("exec", shown, "git")
+    return None
