@@ -476,7 +476,7 @@ def features(table: Table, invocation: Invocation) -> list[Use]:
     program = lookup(table, program_text)
     if program is None or not argv or not program.features:
         return found
-    key = (id(table), "xargs" in invocation.via, *(w.text for w in argv))
+    key = (table, "xargs" in invocation.via, *(w.text for w in argv))
     known = _FEATURES.get(key)
     if known is None:
         known = _argument_features(program, argv, "xargs" in invocation.via)
@@ -661,7 +661,7 @@ class FlagRule:
         self.rest = rest  # what the operands must match
 
 
-_FLAG_RULES: dict[tuple[int, str], FlagRule | None] = {}
+_FLAG_RULES: dict[tuple[Table, str], FlagRule | None] = {}
 
 
 def _canonical(program: Program, option: str) -> list[str]:
@@ -672,7 +672,7 @@ def _canonical(program: Program, option: str) -> list[str]:
 
 def flag_rule(table: Table, pattern: str) -> FlagRule | None:
     """The pattern as flags, for a program whose flags are in the table; else None."""
-    key = (id(table), pattern)
+    key = (table, pattern)
     if key in _FLAG_RULES:
         return _FLAG_RULES[key]
     words = pattern.split()
