@@ -244,6 +244,19 @@ def _protected_samples(project: Path, home: Path) -> tuple[str, ...]:
         home / ".bashrc", home / ".swifty" / "permissions.yaml"))
 
 
+def _runs_code(words: list[str]) -> bool:
+    """`Bash(make *)`, `Bash(npm run *)`, `Bash(npm *)`: the program's ordinary
+    behaviour (per `programs.yaml`) already runs code the project or its packages hold."""
+    from .programs import builtin_table
+
+    program = builtin_table().programs.get(words[0].rsplit("/", 1)[-1])
+    runs_code = program.runs_code if program is not None else False
+    if isinstance(runs_code, bool):
+        return runs_code
+    sub = words[1] if len(words) > 1 else "*"
+    return "*" in sub or sub in runs_code
+
+
 def _risks(rule: Rule, scope: Scope, project: Path, samples: tuple[str, ...]
            ) -> list[Finding]:
     if rule.effect is not Effect.ALLOW:
@@ -261,9 +274,14 @@ def _risks(rule: Rule, scope: Scope, project: Path, samples: tuple[str, ...]
         why = (t("audit.why.network") if program in _NETWORK else
                t("audit.why.privilege") if program in _PRIVILEGE else
                t("audit.why.interpreter") if program in _INTERPRETERS and (
-                   wide or "-c" in words) else None)
+                   wide or "-c" in words) else
+               t("audit.why.runs_code", program=program) if wide and _runs_code(words)
+               else None)
         if why is not None:
-            out.append(finding("risky-grant", *where, level, rule=rule.text, why=why))
+            # A build or test runner is a common, deliberate grant: a warning everywhere.
+            runner = why == t("audit.why.runs_code", program=program)
+            out.append(finding("risky-grant", *where, WARNING if runner else level,
+                               rule=rule.text, why=why))
     if rule.tool in (Tool.WRITE_FILE, Tool.EDIT_FILE) and rule.path is not None:
         pattern = rule.path
         if pattern.anchored.startswith("/") and not pattern.anchored.startswith(

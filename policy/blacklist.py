@@ -9,6 +9,7 @@ it could be, so `$(echo rm) -rf /` is still a recursive delete of `/`.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ _INTERPRETERS = frozenset({*SHELLS, "python", "python2", "python3", "perl", "rub
                            "nodejs", "php", "lua", "tclsh", "pwsh", "osascript", "deno",
                            "bun", "Rscript"})
 _CODE_FLAGS = frozenset({"-c", "-e", "-m", "-E", "--eval", "--command", "-r", "-p"})
+_GIT_ALIAS = re.compile(r"alias\.([^=]+)=\s*([^!].*)", re.DOTALL | re.IGNORECASE)
 _GIT_VALUED_GLOBALS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
                                  "--exec-path", "--config-env", "--super-prefix"})
 
@@ -53,6 +55,12 @@ class Match:
 @dataclass(frozen=True, slots=True)
 class Context:
     home: str
+    # Where a regular file may be formatted (`mkfs.ext4 disk.img`): the writable roots,
+    # the project first; empty when unknown (then every mkfs is denied).
+    roots: tuple[str, ...] = ()
+    # The command changes directory or moves files around (`cd`, `ln`, `mv`, …): what a
+    # path names when mkfs runs is not what it names now.
+    moves: bool = False
 
 
 # -- helpers ----------------------------------------------------------------------------
@@ -140,14 +148,31 @@ def _find(inv: Invocation, ctx: Context) -> Match | None:
     if action is None:
         return None
     tests = [w for w in words[:action] if w.startswith("-") and w not in _FIND_UNFILTERED]
-    if tests or any(w in ("(", "!", "-o", "-not") for w in words[:action]):
+    # A test narrows the selection (`find . -name '*.pyc' -delete`), but no predicate
+    # makes `-delete` under `/`, the home or a system directory a scoped delete.
+    narrowed = bool(tests) or any(w in ("(", "!", "-o", "-not") for w in words[:action])
+    if narrowed and words[action] != "-delete":
         return None
-    if any(_critical(w, ctx, relative=True) for w in starts or [Word(".", ".")]):
+    if any(_critical(w, ctx, relative=not narrowed) for w in starts or [Word(".", ".")]):
         return _match(RECURSIVE_DELETE, inv)
     return None
 
 
 def _mkfs(inv: Invocation, ctx: Context) -> Match | None:
+    """A disk image is not a disk: formatting an existing regular file that lies in a
+    writable root is allowed; a device, a computed word or anything else is not."""
+    operands = [w for w in inv.argv[1:] if not w.shown.startswith("-")]
+    if not ctx.roots or any(w.value is None for w in inv.argv[1:]) or any(
+            (w.value or "").startswith("/dev") for w in operands):
+        return _match(MKFS, inv)
+    for word in operands:
+        value = word.value or ""
+        if ctx.moves:
+            break
+        path = os.path.realpath(os.path.join(ctx.roots[0], value))
+        if os.path.isfile(path) and not path.startswith("/dev/") and any(
+                path == root or path.startswith(root.rstrip("/") + "/") for root in ctx.roots):
+            return None
     return _match(MKFS, inv)
 
 
@@ -193,14 +218,26 @@ def _chmod_chown(inv: Invocation, ctx: Context) -> Match | None:
 
 
 def _git(inv: Invocation, ctx: Context) -> Match | None:
+    program = inv.program or "git"
     args = [w.shown for w in inv.argv[1:]]
+    if program.startswith("git-"):  # /usr/lib/git-core/git-push -f
+        args.insert(0, program[4:])
     i = 0
+    aliases: dict[str, list[str]] = {}
     while i < len(args) and args[i].startswith("-"):
         option = args[i]
+        if option.startswith("-c"):  # `git -c alias.p='push -f' p`
+            setting = option[2:] or (args[i + 1] if i + 1 < len(args) else "")
+            m = _GIT_ALIAS.match(setting)
+            if m is not None:
+                aliases[m.group(1).lower()] = m.group(2).split()
         i += 2 if option in _GIT_VALUED_GLOBALS else 1
     if i >= len(args):
         return None
     sub, rest = args[i], args[i + 1:]
+    if sub.lower() in aliases and aliases[sub.lower()]:
+        expanded = aliases[sub.lower()]
+        sub, rest = expanded[0], [*expanded[1:], *rest]
     words = [Word(a, a) for a in rest]
     letters, longs, operands = _split_options(words)
     values = [o.shown for o in operands]
@@ -271,6 +308,8 @@ _COMPUTED_AS = ("rm", "chmod", "chown", "dd", "shred")
 def _program_matcher(program: str) -> Matcher | None:
     if program == "mkfs" or program.startswith("mkfs."):
         return _mkfs
+    if program.startswith("git-"):
+        return _git
     return _BY_PROGRAM.get(program)
 
 
@@ -358,9 +397,68 @@ def _fork_bomb(scripts: Iterable[Script]) -> str | None:
 
 # -- entry point ------------------------------------------------------------------------
 
-def check(invocations: list[Invocation], home: str) -> Match | None:
-    """The first blacklist match among the invocations of one request, if any."""
-    ctx = Context(home)
+def known_values(invocations: list[Invocation]) -> dict[str, list[str]]:
+    """Variables with values the shell knows before it runs: literal assignments
+    (`d=/`) and the words of `for d in / ~` loops, flow-insensitively."""
+    known: dict[str, list[str]] = {}
+    scripts = {id(inv.script): inv.script for inv in invocations}
+    for script in scripts.values():
+        for simple in script.commands:
+            if simple.words:
+                continue
+            for word in simple.assignments:
+                text = word.value if word.value is not None else word.text
+                m = _LITERAL_ASSIGNMENT.fullmatch(text)
+                if m is not None:
+                    value = m.group(2)
+                    if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"":
+                        value = value[1:-1]
+                    if not any(c in value for c in "$`\\"):
+                        known.setdefault(m.group(1), []).append(value)
+    return known
+
+
+_LITERAL_ASSIGNMENT = re.compile(r"([A-Za-z_]\w*)=(.*)", re.DOTALL)
+_EXPANSION = re.compile(r'"?\$(?:\{(\w+)\}|(\w+))"?([^$`"\'\\]*)')
+
+
+def with_known(inv: Invocation, known: dict[str, list[str]]) -> Iterable[Invocation]:
+    """The invocation with each known value put in for `$d`, `"${d}"/x`, … (at most 16)."""
+    count = 0
+    for variable, values in known.items():
+        for value in values:
+            argv, changed = [], False
+            for word in inv.argv:
+                m = _EXPANSION.fullmatch(word.text) if word.value is None else None
+                if m is not None and (m.group(1) or m.group(2)) == variable:
+                    text = value + m.group(3)
+                    argv.append(Word(text, text))
+                    changed = True
+                else:
+                    argv.append(word)
+            if changed:
+                yield Invocation(tuple(argv), inv.forms, inv.simple, inv.script, inv.via)
+                count += 1
+                if count >= 16:
+                    return
+
+
+_MOVERS = frozenset({"cd", "pushd", "popd", "ln", "mv", "cp", "install", "rm", "unlink",
+                     "mount", "losetup", "rsync", "tar", "unzip"})
+
+
+def check(invocations: list[Invocation], home: str, roots: tuple[str, ...] = ()
+          ) -> Match | None:
+    """The first blacklist match among the invocations of one request, if any.
+    `roots` (the project first, then the other writable roots) lets `mkfs` format a
+    regular file there."""
+    moves = bool(roots) and any(inv.program in _MOVERS for inv in invocations)
+    ctx = Context(home, roots, moves)
+    known = known_values(invocations) if any(
+        w.value is None for inv in invocations for w in inv.argv) else {}
+    if known:
+        invocations = [*invocations, *(v for inv in invocations
+                                        for v in with_known(inv, known))]
     for inv in invocations:
         program = inv.program
         if program is None:

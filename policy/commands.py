@@ -9,6 +9,7 @@ only on the innermost), and the simple command it came from.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -16,10 +17,14 @@ from .shell import MAX_DEPTH, Script, Simple, Word, parse
 
 # Wrapper → its options that take a separate value.
 WRAPPERS: dict[str, frozenset[str]] = {
-    "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T",
-                       "--user", "--group", "--chdir", "--prompt", "--close-from"}),
+    "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "-R",
+                       "--user", "--group", "--chdir", "--prompt", "--close-from",
+                       "--other-user", "--role", "--type", "--command-timeout", "--host",
+                       "--chroot"}),
     "doas": frozenset({"-u", "-C"}),
-    "env": frozenset({"-u", "-C", "--unset", "--chdir"}),
+    "runuser": frozenset({"-u", "-g", "-G", "--user", "--group", "--supp-group", "-w",
+                          "--whitelist-environment"}),
+    "env": frozenset({"-u", "-C", "--unset", "--chdir", "-a", "--argv0"}),
     "command": frozenset(),
     "builtin": frozenset(),
     "exec": frozenset({"-a"}),
@@ -30,19 +35,62 @@ WRAPPERS: dict[str, frozenset[str]] = {
     "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
     "time": frozenset({"-f", "-o", "--format", "--output"}),
     "stdbuf": frozenset({"-i", "-o", "-e", "--input", "--output", "--error"}),
-    "xargs": frozenset({"-a", "-d", "-E", "-e", "-I", "-i", "-L", "-l", "-n", "-P", "-s",
+    # `-i`, `-l`, `-e` (and `--replace`, `--max-lines`, `--eof`) take an *optional*
+    # attached value: `xargs -i rm {}` runs `rm`.
+    "xargs": frozenset({"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s",
                         "--arg-file", "--delimiter", "--max-args", "--max-procs",
-                        "--replace", "--max-lines", "--max-chars", "--eof"}),
+                        "--max-chars", "--process-slot-var"}),
     "watch": frozenset({"-n", "-d", "--interval", "--differences"}),
     "unbuffer": frozenset(),
     "setsid": frozenset(),
     "flock": frozenset({"-w", "-E", "--timeout", "--conflict-exit-code"}),
-    "strace": frozenset({"-o", "-e", "-p", "-s", "-u"}),
-    "ltrace": frozenset({"-o", "-e", "-p", "-s", "-u"}),
+    "strace": frozenset({"-o", "-e", "-p", "-s", "-u", "-a", "-b", "-E", "-I", "-O", "-P",
+                         "-S", "-U", "-X"}),
+    "ltrace": frozenset({"-o", "-e", "-p", "-s", "-u", "-a", "-A", "-D", "-F", "-l", "-n",
+                         "-w", "-x", "-L"}),
+    "taskset": frozenset(),
+    "unshare": frozenset({"-S", "-G", "-R", "-w", "--setuid", "--setgid", "--root", "--wd",
+                          "--map-user", "--map-group", "--map-users", "--map-groups",
+                          "--propagation"}),
+    "nsenter": frozenset({"-t", "-S", "-G", "-r", "-w", "--target", "--setuid", "--setgid"}),
+    "chroot": frozenset({"--userspec", "--groups"}),
+    "setpriv": frozenset({"--reuid", "--regid", "--groups", "--inh-caps", "--ambient-caps",
+                          "--bounding-set", "--securebits", "--selinux-label",
+                          "--apparmor-profile", "--pdeathsig"}),
+    "coproc": frozenset(),
+    "fakeroot": frozenset({"-l", "-s", "-i", "--lib", "--faked"}),
+    "pkexec": frozenset({"--user"}),
+    "caffeinate": frozenset({"-t", "-w"}),
+    "parallel": frozenset({"-j", "-S", "-a", "-d", "-I", "-N", "-n", "-E", "-P", "--jobs",
+                           "--arg-file", "--delimiter", "--colsep", "--sshlogin",
+                           "--max-args", "--timeout", "--joblog", "--results", "--tmpdir",
+                           "--retries", "--load", "--delay", "--basefile", "--workdir"}),
 }
-# Wrappers whose first operand is not the command: `timeout 5 cmd`, `flock FILE cmd`.
-_LEADING_OPERAND = frozenset({"timeout", "flock", "chrt"})
-SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "busybox"})
+# Options whose value may only be attached (`xargs -i{}`): never the next word.
+_OPTIONAL_ATTACHED: dict[str, frozenset[str]] = {"xargs": frozenset("ile")}
+# Wrappers whose first operand is not the command: `timeout 5 cmd`, `flock FILE cmd`,
+# `taskset MASK cmd`, `chroot DIR cmd`.
+_LEADING_OPERAND = frozenset({"timeout", "flock", "chrt", "taskset", "chroot"})
+# Programs that run a shell string given to an option: `flock f -c '…'`, `script -c
+# '…'`, `su -c '…'`; the string is followed as `sh -c '…'`.
+_COMMAND_OPTION: dict[str, frozenset[str]] = {
+    "flock": frozenset({"-c", "--command"}),
+    "script": frozenset({"-c", "--command"}),
+    "su": frozenset({"-c", "--command", "--session-command"}),
+    "runuser": frozenset({"-c", "--command", "--session-command"}),
+    "sg": frozenset({"-c"}),
+}
+# Multi-call binaries: `busybox rm …`, `toybox rm …` run the applet.
+_MULTICALL = frozenset({"busybox", "toybox"})
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "busybox",
+                    "toybox", "yash", "posh", "rbash"})
+# `via` of a command xargs runs with arguments read from static text (all of them known);
+# a plain "xargs" in `via` means more arguments come from its input at run time.
+STATIC_XARGS = "xargs<<"
+_FD_EXEC = frozenset({"-x", "--exec", "-X", "--exec-batch"})
+_SHELL_SYNTAX = re.compile(r"[\s;&|<>()$`\\'\"*?\[{~#]")
+# Programs that may run an argument as a shell command.
+_SHELL_ARGUMENTS = frozenset({"tmux", "screen", "xterm", "gnome-terminal", "konsole"})
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 
 
@@ -72,10 +120,87 @@ def name(word: Word) -> str | None:
 def invocations(script: Script, depth: int = 0) -> Iterator[Invocation]:
     """Every command the script may run, unwrapped, nested scripts followed."""
     simples = list(script.walk())
+    aliases = _aliases(simples)
     for simple in simples:
         if simple.words:
-            yield from _unwrap(simple, script, simple.words, (simple.words,), (), depth)
+            words = _brace_expanded(simple.words)
+            forms = (simple.words,) if words is simple.words else (simple.words, words)
+            yield from _unwrap(simple, script, words, forms, (), depth)
+            alias = aliases.get(simple.words[0].value or "") if aliases else None
+            if alias is not None:  # `alias g=git; g push`: both readings may run
+                rest = [w.value for w in simple.words[1:]]
+                if all(v is not None for v in rest):
+                    text = " ".join([alias, *(v for v in rest if v is not None)])
+                    yield from _follow(text, simple, script, ("alias",), depth)
     yield from _piped_text(simples, script, depth)
+
+
+def _aliases(simples: list[Simple]) -> dict[str, str]:
+    """`alias NAME=VALUE` definitions with static values, anywhere in the script."""
+    found: dict[str, str] = {}
+    for simple in simples:
+        if simple.words and simple.words[0].value == "alias":
+            for word in simple.words[1:]:
+                if word.value and "=" in word.value:
+                    key, value = word.value.split("=", 1)
+                    found[key] = value
+    return found
+
+
+_BRACES = re.compile(r"\{([^{}]*)\}")
+_SEQUENCE = re.compile(r"-?\w+\.\.-?\w+(?:\.\.-?\d+)?")
+
+
+def _brace_expanded(words: tuple[Word, ...]) -> tuple[Word, ...]:
+    """Brace expansion of unquoted literal words (`{rm,-rf,/}` is `rm -rf /`); the
+    words themselves when there is none."""
+    if not any("{" in w.text and w.value is not None for w in words):
+        return words
+    out: list[Word] = []
+    changed = False
+    for word in words:
+        expanded = _expand_braces(word.text) if (
+            word.value is not None and "{" in word.text
+            and not any(c in word.text for c in "'\"\\$`")) else None
+        if expanded is None or expanded == [word.text]:
+            out.append(word)
+            continue
+        changed = True
+        out.extend(Word(part, part) for part in expanded if part)
+    return tuple(out) if changed else words
+
+
+def _expand_braces(text: str, budget: int = 64) -> list[str] | None:
+    """Bash's brace expansion of one literal word, innermost braces first; None when
+    it would make more than `budget` words."""
+    m = _BRACES.search(text)
+    while m is not None and "," not in m.group(1) and not _SEQUENCE.fullmatch(m.group(1)):
+        m = _BRACES.search(text, m.end())
+    if m is None:
+        return [text]
+    inner = m.group(1)
+    if "," in inner:
+        choices = inner.split(",")
+    else:
+        a, b = inner.split("..")[:2]
+        if re.fullmatch(r"-?\d+", a) and re.fullmatch(r"-?\d+", b):
+            lo, hi = int(a), int(b)
+            if abs(hi - lo) >= budget:
+                return None
+            step = 1 if hi >= lo else -1
+            choices = [str(n) for n in range(lo, hi + step, step)]
+        elif len(a) == 1 and len(b) == 1:
+            step = 1 if ord(b) >= ord(a) else -1
+            choices = [chr(c) for c in range(ord(a), ord(b) + step, step)]
+        else:
+            return [text]
+    results: list[str] = []
+    for choice in choices:
+        rest = _expand_braces(text[:m.start()] + choice + text[m.end():], budget)
+        if rest is None or len(results) + len(rest) > budget:
+            return None
+        results.extend(rest)
+    return results
 
 
 def _unwrap(simple: Simple, script: Script, argv: tuple[Word, ...],
@@ -89,9 +214,29 @@ def _unwrap(simple: Simple, script: Script, argv: tuple[Word, ...],
     yield Invocation(argv, forms, simple, script, via)
     if program is not None and (program in SHELLS or program == "eval"):
         yield from _shell_strings(simple, script, argv, program, via, depth)
-    elif program == "find":
-        for command in _find_exec(argv):
-            yield from _unwrap(simple, script, command, (command,), (*via, "find"), depth)
+    elif program == "trap":
+        yield from _follow(_trap_action(argv), simple, script, (*via, "trap"), depth)
+    elif program == "git":
+        for text in _git_shell_aliases(argv):  # `git -c alias.x='!rm -rf y' x`
+            yield from _follow(text, simple, script, (*via, "git"), depth)
+        for text in _git_commands(argv):  # `git rebase --exec 'rm x'`, `bisect run rm x`
+            yield from _follow(text, simple, script, (*via, "git"), depth)
+    if program in _NAME_ARGUMENTS:
+        yield from _subscripts(simple, script, argv, (*via, program), depth)
+    elif program in ("find", "fd", "fdfind"):
+        for command in _find_exec(argv, _FIND_EXEC if program == "find" else _FD_EXEC):
+            yield from _unwrap(simple, script, command, (command,), (*via, program), depth)
+    elif program in _SHELL_ARGUMENTS:
+        # `tmux new 'rm x'`, `xterm -e 'rm x'`: an argument may be a shell command.
+        for word in argv[1:]:
+            if word.value and " " in word.value:
+                yield from _follow(word.value, simple, script, (*via, program), depth)
+    elif program in ("source", ".") or (program in SHELLS and len(argv) == 2):
+        for sub in argv[1].subs if len(argv) > 1 else ():
+            # `. <(echo 'rm x')`, `bash <(printf 'rm x')`: the static text is the script.
+            if len(sub.commands) == 1 and sub.commands[0].words:
+                fed = _fed_text(sub.commands[0])
+                yield from _follow(fed, simple, script, (*via, program), depth)
 
 
 def peel(argv: tuple[Word, ...]) -> tuple[Word, ...] | None:
@@ -102,15 +247,132 @@ def peel(argv: tuple[Word, ...]) -> tuple[Word, ...] | None:
         return None
     if program == "command" and len(argv) > 1 and argv[1].value in ("-v", "-V"):
         return None  # `command -v x` looks x up, it does not run it
-    if program == "env" and len(argv) > 2 and argv[1].value in ("-S", "--split-string"):
-        split = argv[2].value  # `env -S 'rm -rf /'` splits the string into argv
+    if program == "env":
+        split = _env_split(argv)
         if split is not None:
-            return (*(Word(part, part) for part in split.split()), *argv[3:])
+            return split
+    if program in _COMMAND_OPTION:
+        args = argv[1:]
+        if program == "flock":  # `flock [options] FILE -c '…'`: options end at FILE
+            stripped = _strip_options("flock", list(args))
+            args = tuple(stripped[:2]) if stripped and stripped[0].shown.startswith("-") \
+                else ()
+        string = _option_value(args, _COMMAND_OPTION[program])
+        if string is not None:  # `flock f -c 'rm x'` runs `sh -c 'rm x'`
+            return (Word("sh", "sh"), Word("-c", "-c"), string)
+        if program not in ("flock", "runuser"):
+            return None
+    if program == "coproc":
+        rest = list(argv[1:])
+        if len(rest) > 1 and rest[1].value in ("{", "("):
+            rest = rest[2:]  # `coproc NAME { cmd; }`
+        elif rest and rest[0].value in ("{", "("):
+            rest = rest[1:]
+        return tuple(rest) or None
+    if program == "parallel":
+        return _parallel(argv)
+    if program == "watch":  # joins its arguments and runs them with `sh -c`
+        rest = _strip_options("watch", list(argv[1:]))
+        values = [w.value for w in rest]
+        if rest and all(v is not None for v in values) and not any(
+                w.shown in ("-x", "--exec") for w in argv[1:]) and any(
+                _SHELL_SYNTAX.search(v or "") for v in values):
+            text = " ".join(v for v in values if v is not None)
+            return (Word("sh", "sh"), Word("-c", "-c"), Word(text, text))
+        return tuple(rest) or None
+    if program in ("sudo", "doas") and _runs_shell(program, argv):
+        # `sudo -i 'rm x'`: the arguments are joined and run by the target user's shell.
+        rest = _strip_options(program, list(argv[1:]))
+        values = [w.value for w in rest]
+        if rest and all(v is not None for v in values):
+            text = " ".join(v for v in values if v is not None)
+            return (Word("sh", "sh"), Word("-c", "-c"), Word(text, text))
     if program in WRAPPERS:
         return tuple(_strip_options(program, list(argv[1:]))) or None
-    if program == "busybox" and len(argv) > 1 and name(argv[1]) not in SHELLS:
+    if program in _MULTICALL and len(argv) > 1 and name(argv[1]) not in SHELLS:
         return argv[1:]  # `busybox rm -rf /` runs the applet `rm`
     return None
+
+
+def _runs_shell(program: str, argv: tuple[Word, ...]) -> bool:
+    """`sudo -i …`, `sudo -u bob -s …`: the command is run by a shell."""
+    valued = WRAPPERS[program]
+    index = 1
+    while index < len(argv) and argv[index].shown.startswith("-") and argv[index].shown != "--":
+        option = argv[index].shown
+        if option in ("--shell", "--login") or (
+                not option.startswith("--") and ("s" in option or "i" in option)):
+            return True
+        index += 2 if option in valued else 1
+    return False
+
+
+def _env_split(argv: tuple[Word, ...]) -> tuple[Word, ...] | None:
+    """`env -S 'rm -rf /'`, `env --split-string='…'`, `env -iS'…'`: the string split
+    into words, still under `env` (it may hold assignments and options)."""
+    for index, word in enumerate(argv[1:], start=1):
+        value = word.shown
+        if value == "--" or not value.startswith("-"):
+            return None
+        split: str | None
+        if value in ("-S", "--split-string"):
+            if index + 1 >= len(argv):
+                return None
+            split, rest = argv[index + 1].value, argv[index + 2:]
+        elif value.startswith("--split-string="):
+            split, rest = value.split("=", 1)[1], argv[index + 1:]
+        elif not value.startswith("--") and "S" in value:
+            attached = value[value.index("S") + 1:]
+            if attached:
+                split, rest = attached, argv[index + 1:]
+            elif index + 1 < len(argv):
+                split, rest = argv[index + 1].value, argv[index + 2:]
+            else:
+                return None
+        else:
+            continue
+        if split is None:
+            return None
+        return (argv[0], *(Word(part, part) for part in split.split()), *rest)
+    return None
+
+
+def _option_value(args: tuple[Word, ...], options: frozenset[str]) -> Word | None:
+    """The value of the first of `options` (`-c X`, `-cX`, `--command=X`)."""
+    for index, word in enumerate(args):
+        value = word.shown
+        if value == "--":
+            return None
+        for option in options:
+            if value == option:
+                return args[index + 1] if index + 1 < len(args) else None
+            if option.startswith("--") and value.startswith(option + "="):
+                text = value[len(option) + 1:]
+                return Word(text, text)
+            if (not option.startswith("--") and value.startswith("-")
+                    and not value.startswith("--") and option[1] in value[1:]):
+                attached = value[value.index(option[1], 1) + 1:]
+                if attached:
+                    return Word(attached, attached)
+                return args[index + 1] if index + 1 < len(args) else None
+    return None
+
+
+def _parallel(argv: tuple[Word, ...]) -> tuple[Word, ...] | None:
+    """GNU parallel runs its command template (or, without one, each argument) through
+    a shell: followed as `sh -c '…'`."""
+    rest = _strip_options("parallel", list(argv[1:]))
+    separators = (":::", "::::", ":::+", "::::+")
+    stop = next((i for i, w in enumerate(rest) if w.shown in separators), len(rest))
+    template, arguments = rest[:stop], [w for w in rest[stop:] if w.shown not in separators]
+    words = template or arguments
+    values = [w.value for w in words]
+    if not words or any(v is None for v in values):
+        return tuple(template) or None
+    if template:
+        values += [w.value for w in arguments if w.value is not None]
+    text = (" " if template else "\n").join(v for v in values if v is not None)
+    return (Word("sh", "sh"), Word("-c", "-c"), Word(text, text))
 
 
 def innermost(argv: tuple[Word, ...]) -> tuple[Word, ...]:
@@ -122,12 +384,24 @@ def innermost(argv: tuple[Word, ...]) -> tuple[Word, ...]:
 
 def _strip_options(program: str, rest: list[Word]) -> list[Word]:
     valued = WRAPPERS[program]
+    optional = _OPTIONAL_ATTACHED.get(program, frozenset())
     while rest and (rest[0].shown.startswith("-") and rest[0].shown != "-"):
         option = rest.pop(0).shown
         if option == "--":
             break
-        if option in valued and rest and "=" not in option:
-            rest.pop(0)
+        if option.startswith("--") or len(option) == 2:
+            if option in valued and rest and "=" not in option:
+                rest.pop(0)
+            continue
+        # A cluster of short options (`sudo -Eu root`): a valued letter takes the rest
+        # of the cluster, or the next word when it is last.
+        for index, letter in enumerate(option[1:], start=1):
+            if letter in optional:
+                break
+            if "-" + letter in valued:
+                if index == len(option) - 1 and rest:
+                    rest.pop(0)
+                break
     if program == "env":
         while rest and "=" in rest[0].shown and not rest[0].shown.startswith("="):
             rest.pop(0)
@@ -153,40 +427,153 @@ def _follow(text: str | None, simple: Simple, script: Script, via: tuple[str, ..
 def _shell_strings(simple: Simple, script: Script, argv: tuple[Word, ...], program: str,
                    via: tuple[str, ...], depth: int) -> Iterator[Invocation]:
     if program == "eval":
-        values = [w.value for w in argv[1:]]
+        values = [_home_text(w) for w in argv[1:]]
         text = None if any(v is None for v in values) else " ".join(v for v in values if v)
         yield from _follow(text, simple, script, (*via, "eval"), depth)
         return
     args = list(argv[1:])
-    if program == "busybox":
+    if program in _MULTICALL:
         if not args or name(args[0]) not in SHELLS:
             return
         args = args[1:]
     reads_stdin = True
-    for index, word in enumerate(args):
-        value = word.shown
+    index = 0
+    while index < len(args):
+        value = args[index].shown
         if value == "--":
             reads_stdin = index + 1 >= len(args)
             break
         if value.startswith("-") and not value.startswith("--") and "c" in value[1:]:
-            text = args[index + 1].value if index + 1 < len(args) else None
+            text = _home_text(args[index + 1]) if index + 1 < len(args) else None
             yield from _follow(text, simple, script, (*via, program), depth)
             return
-        if value in ("-o", "+o", "-O", "+O"):
+        if value in _SHELL_VALUED:  # `bash -o pipefail -c '…'`: skip the value too
+            index += 2
             continue
         if not value.startswith(("-", "+")):
             reads_stdin = False  # a script file: its content is not ours to see
             break
+        index += 1
     if reads_stdin:
         for redirect in simple.redirects:
             if redirect.op in ("<<", "<<-", "<<<") and redirect.body is not None:
                 yield from _follow(redirect.body, simple, script, (*via, program), depth)
 
 
-def _find_exec(argv: tuple[Word, ...]) -> Iterator[tuple[Word, ...]]:
+# Shell options that take the next word as their value.
+_SHELL_VALUED = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
+
+
+# Builtins that evaluate a variable name given as text — and with it the arithmetic of
+# an array subscript: `printf -v 'a[$(cmd)]' x` runs cmd.
+_NAME_ARGUMENTS = frozenset({"printf", "declare", "typeset", "local", "export", "readonly",
+                             "test", "[", "read", "unset", "let", "mapfile", "readarray",
+                             "wait", "getopts", "shift", "return", "exit", "ulimit"})
+_SUBSCRIPT = re.compile(r"\[(.*(?:\$\(|`).*)\]", re.DOTALL)
+
+
+def _subscripts(simple: Simple, script: Script, argv: tuple[Word, ...], via: tuple[str, ...],
+                depth: int) -> Iterator[Invocation]:
+    """The commands in subscripts of names given as text (`test -v 'a[$(cmd)]'`)."""
+    for word in argv[1:]:
+        m = _SUBSCRIPT.search(word.value or "")
+        if m is None or depth >= MAX_DEPTH:
+            continue
+        inner = parse(": " + m.group(1), depth + 1)
+        for sub in inner.walk():
+            if sub is not inner.commands[0] and sub.words:
+                yield from _unwrap(sub, inner, sub.words, (sub.words,), via, depth + 1)
+        if inner.error:
+            yield Invocation(argv, (argv,), simple, inner, via)
+
+
+_GIT_SHELL_ALIAS = re.compile(r"alias\.[^=]+=\s*!(.*)", re.DOTALL | re.IGNORECASE)
+
+
+def _git_shell_aliases(argv: tuple[Word, ...]) -> list[str]:
+    """The shell commands of `!` aliases defined inline (`-c alias.x='!cmd'`)."""
+    found = []
+    for index, word in enumerate(argv[1:], start=1):
+        value = word.value or ""
+        if value == "-c" and index + 1 < len(argv):
+            value = argv[index + 1].value or ""
+        elif value.startswith("-c"):
+            value = value[2:]
+        else:
+            continue
+        m = _GIT_SHELL_ALIAS.match(value)
+        if m is not None:
+            found.append(m.group(1))
+    return found
+
+
+_GIT_STRING_OPTIONS = frozenset({"--exec", "-x", "--extcmd", "--tree-filter",
+                                 "--index-filter", "--msg-filter", "--env-filter",
+                                 "--commit-filter", "--parent-filter", "--tag-name-filter",
+                                 "--subdirectory-filter", "--upload-pack", "--receive-pack"})
+
+
+def _git_commands(argv: tuple[Word, ...]) -> list[str]:
+    """Shell commands git runs from its arguments: `rebase --exec S`, `difftool -x S`,
+    `filter-branch --tree-filter S`, `bisect run CMD…`, `submodule foreach CMD…`."""
+    values = [w.value for w in argv[1:]]
+    start = 0
+    while start < len(values) and (values[start] or "").startswith("-"):
+        start += 2 if values[start] in ("-C", "-c", "--git-dir", "--work-tree",
+                                        "--namespace", "--config-env") else 1
+    sub = values[start] if start < len(values) else None
+    found: list[str] = []
+    for index, value in enumerate(values):
+        if value is None:
+            continue
+        name, eq, attached = value.partition("=")
+        if name == "-x" and sub not in ("rebase", "difftool"):
+            continue  # `cherry-pick -x` records the origin
+        if name in _GIT_STRING_OPTIONS:
+            text = attached if eq else (values[index + 1] if index + 1 < len(values) else None)
+            if text:
+                found.append(text)
+        elif value in ("run", "foreach") and index > 0 and values[index - 1] in (
+                "bisect", "submodule", "--recursive", "--quiet", "-q"):
+            rest = [v for v in values[index + 1:] if v is not None]
+            while value == "foreach" and rest and rest[0].startswith("-"):
+                rest.pop(0)  # `--recursive`, `--quiet`
+            if rest:
+                found.append(" ".join(rest))
+    return found
+
+
+def _trap_action(argv: tuple[Word, ...]) -> str | None:
+    """The command string of `trap 'cmd' SIGNAL…` (None for `trap -p`, `trap - SIG`)."""
+    args = list(argv[1:])
+    if args and args[0].value == "--":
+        args = args[1:]
+    if len(args) < 2 or args[0].value in ("-", "-p", "-l", "-P"):
+        return None
+    return args[0].value
+
+
+_HOME_ONLY = re.compile(r"\$HOME\b|\$\{HOME\}")
+
+
+def _home_text(word: Word) -> str | None:
+    """A string's value; for one whose only expansion is `$HOME` (`eval "rm -rf $HOME"`),
+    its text with `$HOME` left in, for the inner parse to see as such."""
+    if word.value is not None:
+        return word.value
+    text = word.text
+    if len(text) > 1 and text[0] == text[-1] == '"':
+        text = text[1:-1]
+    rest = _HOME_ONLY.sub("", text)
+    return text if ("$HOME" in text or "${HOME}" in text) and not any(
+        c in rest for c in "$`\"'") else None
+
+
+def _find_exec(argv: tuple[Word, ...], actions: frozenset[str]
+               ) -> Iterator[tuple[Word, ...]]:
     words = list(argv)
     for index, word in enumerate(words):
-        if word.value in _FIND_EXEC:
+        if word.value in actions:
             command: list[Word] = []
             for following in words[index + 1:]:
                 if following.value in (";", "+", "\\;"):
@@ -215,6 +602,14 @@ def _piped_text(simples: list[Simple], script: Script, depth: int) -> Iterator[I
     shell reading stdin runs; piped into xargs it becomes arguments."""
     by_position = {(s.pipeline, s.stage): s for s in simples if s.words}
     for simple in simples:
+        if simple.words and name(simple.words[0]) == "xargs":
+            # `xargs rm -rf <<< /`: a here-string or heredoc becomes its arguments.
+            body = next((r.body for r in simple.redirects
+                         if r.op in ("<<", "<<-", "<<<") and r.body is not None), None)
+            command = _strip_options("xargs", list(simple.words[1:]))
+            if body is not None and command:
+                argv = (*command, *(Word(v, v) for v in body.split()))
+                yield from _unwrap(simple, script, argv, (argv,), (STATIC_XARGS,), depth)
         if not simple.words or simple.stage == 0:
             continue
         program = name(simple.words[0])
@@ -228,4 +623,4 @@ def _piped_text(simples: list[Simple], script: Script, depth: int) -> Iterator[I
             command = _strip_options("xargs", list(simple.words[1:]))
             if command:
                 argv = (*command, *(Word(v, v) for v in text.split()))
-                yield from _unwrap(simple, script, argv, (argv,), ("xargs",), depth)
+                yield from _unwrap(simple, script, argv, (argv,), (STATIC_XARGS,), depth)

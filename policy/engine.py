@@ -6,12 +6,16 @@ Pure: reads nothing but the `Policy` it is given and the file system's symlinks.
 from __future__ import annotations
 
 import os
+import re
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from .analysis import BashAnalysis, analyse
 from .blacklist import check as blacklist_check
+from .blacklist import known_values, with_known
+from .commands import Invocation
 from .loader import (
     Profile,
     RuleFile,
@@ -23,6 +27,17 @@ from .loader import (
     load_settings,
 )
 from .messages import t
+from .programs import (
+    FlagRule,
+    Table,
+    Use,
+    features,
+    flag_matches,
+    flag_rule,
+    foreign_repository,
+    load_table,
+    spellings,
+)
 from .protected import is_policy_pattern, mandatory_protected
 from .rules import (
     PathPattern,
@@ -32,6 +47,7 @@ from .rules import (
     last_match_bash,
     last_match_path,
 )
+from .shell import Word
 from .types import (
     Category,
     Decision,
@@ -43,6 +59,7 @@ from .types import (
     Settings,
     Tool,
 )
+from .writes import written_paths
 
 A, Q, D = Effect.ALLOW, Effect.ASK, Effect.DENY
 MODE_TABLE: dict[Mode, dict[Category, Effect]] = {
@@ -70,6 +87,11 @@ class Policy:
     def warnings(self) -> tuple[str, ...]:
         """What a committed file said that was ignored because it would loosen."""
         return (*self.settings.warnings, *(w for f in self.layers for w in f.warnings))
+
+    @property
+    def programs(self) -> Table:
+        """The program table (read on first use: most decisions never need it)."""
+        return load_table(self.home)
 
 
 def temp_dirs() -> tuple[Path, ...]:
@@ -117,7 +139,7 @@ def decide(
     analysis: BashAnalysis | None = None
     if request.tool is Tool.BASH:
         analysis = analyse(request)
-        match = blacklist_check(list(analysis.invocations), str(policy.home))
+        match = blacklist_check(list(analysis.invocations), str(policy.home), policy.roots)
         if match is not None:
             return Decision(D, match.reason, Layer.BLACKLIST, category=match.category)
         hit = _redirect_hit(policy, analysis)
@@ -134,8 +156,9 @@ def decide(
             return hit
 
     # 3. Rules.
+    caveat: Caveat | None = None  # why an allow rule did not cover the command
     if analysis is not None:
-        rule, opaque = _bash_verdict(policy, analysis)
+        rule, opaque, caveat = _bash_verdict(policy, analysis)
     else:
         rule, opaque = _path_verdict(policy, request.tool, paths), None
     if rule is not None and rule.effect is D:
@@ -160,7 +183,9 @@ def decide(
 
     # 5. Mode table, then 6. sandbox auto-allow.
     effect = MODE_TABLE[mode][category]
-    decision = Decision(effect, _mode_reason(effect, category, mode), Layer.MODE)
+    reason = caveat.reason() if caveat is not None and effect is Q \
+        else _mode_reason(effect, category, mode)
+    decision = Decision(effect, reason, Layer.MODE)
     return _sandbox(request, sandbox_mode, decision)
 
 
@@ -173,8 +198,25 @@ def candidate_paths(policy: Policy, path: str) -> tuple[str, ...]:
     because a write through a dangling symlink lands at its target.
     """
     written = os.path.normpath(os.path.join(policy.project, expand_home(path, policy.home)))
-    resolved = os.path.realpath(written)
+    resolved = _realpath(written, str(policy.project))
     return (written,) if written == resolved else (written, resolved)
+
+
+def _realpath(path: str, resolved_dir: str) -> str:
+    """`os.path.realpath(path)`, looking only at the components below `resolved_dir`
+    (a directory known to be resolved, the project) when the path lies there: one
+    `lstat` or two instead of one per component on the hot path."""
+    if not path.startswith(resolved_dir + "/"):
+        return os.path.realpath(path)
+    current = resolved_dir
+    for part in path[len(resolved_dir) + 1:].split("/"):
+        current = f"{current}/{part}"
+        try:
+            if stat.S_ISLNK(os.lstat(current).st_mode):
+                return os.path.realpath(path)
+        except OSError:
+            return path  # the rest does not exist, so nothing below can be a link
+    return path
 
 
 def _first_match(patterns: tuple[PathPattern, ...], paths: tuple[str, ...]
@@ -222,33 +264,125 @@ def _path_verdict(policy: Policy, tool: Tool, paths: tuple[str, ...]) -> Rule | 
     ])
 
 
-def _command_verdict(policy: Policy, forms: list[str]) -> Rule | None:
-    """One command: deny or ask if any of its written forms is denied or asked; allow
-    only if the command really run (the innermost form) is allowed."""
+def _command_verdict(policy: Policy, forms: list[str],
+                     argvs: tuple[tuple[Word, ...], ...] = (), table: Table | None = None
+                     ) -> Rule | None:
+    """One command: deny or ask if any of its written forms is denied or asked (also a
+    flag rule in another spelling: `Bash(rm -rf *)` catches `rm -r -f x`, given
+    `argvs`); allow only if the command really run (the innermost form) is allowed."""
     verdicts: list[Rule | None] = []
     for layer in policy.layers:
         rules = layer.reversed_by_tool[Tool.BASH]
         matches = [last_match_bash(rules, form) for form in forms]
+        if table is not None and (flagged := _flag_rules(table, rules)):
+            matches.append(next((r for r, spec in flagged if any(
+                flag_matches(table, spec, argv) for argv in argvs)), None))
         strict = _severest([m for m in matches if m is not None and m.effect is not A])
-        verdicts.append(strict or matches[-1])
+        verdicts.append(strict or matches[len(forms) - 1])
     return _combine_layers(verdicts)
 
 
-def _bash_verdict(policy: Policy, analysis: BashAnalysis) -> tuple[Rule | None, str | None]:
-    """The rule verdict over every command that may run, and what could not be seen."""
-    verdicts = [_command_verdict(policy, forms) for forms in analysis.rule_forms()]
+_FLAGGED: dict[int, tuple[tuple[Rule, ...], list[tuple[Rule, FlagRule]]]] = {}
+
+
+def _flag_rules(table: Table, rules: tuple[Rule, ...]) -> list[tuple[Rule, FlagRule]]:
+    """A file's deny/ask rules with flags of a program in the table, last first
+    (remembered per loaded rule file: most files have none)."""
+    known = _FLAGGED.get(id(rules))
+    if known is None or known[0] is not rules:
+        if len(_FLAGGED) > 64:
+            _FLAGGED.clear()
+        found = [(r, spec) for r in rules if r.effect is not A and r.bash is not None
+                 and (spec := flag_rule(table, r.bash.text)) is not None]
+        known = _FLAGGED[id(rules)] = (rules, found)
+    return known[1]
+
+
+def _bash_verdict(policy: Policy, analysis: BashAnalysis
+                  ) -> tuple[Rule | None, str | None, Caveat | None]:
+    """The rule verdict over every command that may run, what could not be seen, and
+    why an allow rule did not cover a command (its program's features)."""
+    forms = analysis.rule_forms()
+    table = policy.programs if _strict_bash_rules(policy) else None
+    if table is not None:
+        # Deny and ask rules also see the base name and git without global options.
+        computed = any(inv.program is None for inv in analysis.invocations)
+        known = known_values(list(analysis.invocations)) if computed else {}
+        for index, inv in enumerate(analysis.invocations):
+            extra = [s for form in inv.forms for s in spellings(table, form)]
+            if known and inv.program is None:  # `r=rm; $r x` is also `rm x`
+                extra.extend(" ".join(w.shown for w in v.argv) for v in with_known(inv, known))
+            if extra:
+                forms[index] = [*forms[index][:-1], *extra, forms[index][-1]]
+    if table is not None:
+        verdicts = [_command_verdict(policy, texts, inv.forms, table)
+                    for texts, inv in zip(forms, analysis.invocations, strict=True)]
+    else:
+        verdicts = [_command_verdict(policy, texts) for texts in forms]
     strict = _severest([v for v in verdicts if v is not None and v.effect is not A])
     if strict is not None or analysis.opaque is not None:
-        return strict, analysis.opaque
+        return strict, analysis.opaque, None
     if not verdicts:
-        return None, None
+        return None, None, None
+    caveat = None
+    for index, (verdict, inv) in enumerate(zip(verdicts, analysis.invocations, strict=True)):
+        if verdict is not None and (why := _not_covered(
+                table or policy.programs, inv, verdict, str(policy.project))) is not None:
+            caveat, verdicts[index] = caveat or why, None
     # A compound command is allowed by rules only if every part of it is.
-    return (verdicts[0] if all(v is not None for v in verdicts) else None), None
+    return (verdicts[0] if all(v is not None for v in verdicts) else None), None, caveat
+
+
+_STRICT: dict[int, tuple[tuple[RuleFile, ...], bool]] = {}
+
+
+def _strict_bash_rules(policy: Policy) -> bool:
+    """Whether any layer has a Bash deny or ask rule (remembered per loaded policy)."""
+    layers = policy.layers
+    known = _STRICT.get(id(layers))
+    if known is None or known[0] is not layers:
+        if len(_STRICT) > 64:
+            _STRICT.clear()
+        known = _STRICT[id(layers)] = (layers, any(
+            r.effect is not A for layer in layers for r in layer.reversed_by_tool[Tool.BASH]))
+    return known[1]
+
+
+def _not_covered(table: Table, inv: Invocation, rule: Rule, project: str
+                 ) -> Caveat | None:
+    """Why the allow `rule` does not cover `inv`: a feature beyond its program's
+    ordinary behaviour that the rule's pattern does not name; None when it covers it."""
+    named = rule.bash.text.replace("\\*", "*") if rule.bash is not None else ""
+    foreign = foreign_repository(inv, project)
+    for use in (*features(table, inv), *((foreign,) if foreign else ())):
+        # Named as used (`-c core.pager=less`), or with any value (`-c *`, `--output=*`).
+        spellings = [re.escape(use.shown)]
+        if use.option:
+            spellings.append(re.escape(use.option) + r"(?: |=)\*")
+        if use.does in ("env", "computed") or not re.search(
+                rf"(?:^|\s)(?:{'|'.join(spellings)})(?:\s|$|\*)", named):
+            return Caveat(use, rule)
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Caveat:
+    """An allow rule that did not cover a command, and the feature why."""
+
+    use: Use
+    rule: Rule
+
+    def reason(self) -> str:
+        use, rule = self.use, self.rule
+        return t("decision.not_covered", program=use.program, feature=use.shown,
+                 does=t(f"does.{use.does}"), rule=rule.text, file=rule.file, line=rule.line)
 
 
 def _redirect_hit(policy: Policy, analysis: BashAnalysis) -> Decision | None:
-    """`echo x > .swifty/config.yaml`: redirect targets are writes like WriteFile's."""
-    for target in analysis.written_paths():
+    """`echo x > .swifty/config.yaml`, `cd .git && tee -a config`: what a command writes
+    is checked like a WriteFile request."""
+    for target in written_paths(analysis, policy.programs, str(policy.project),
+                                str(policy.home)):
         paths = candidate_paths(policy, target)
         hit = _protected_hit(policy, paths)
         if hit is not None:

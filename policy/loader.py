@@ -349,7 +349,8 @@ _ADDITIVE = ("denyRead", "protected")
 def builtin_profiles() -> list[str]:
     files = resources.files("swifty_sandbox.profiles")
     return sorted(p.name[:-5] for p in files.iterdir()
-                  if p.name.endswith(".yaml") and p.name != "syscalls.yaml")
+                  if p.name.endswith(".yaml") and p.name not in ("syscalls.yaml",
+                                                                 "programs.yaml"))
 
 
 def _profile_source(name: str, project: Path) -> Source:

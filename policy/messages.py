@@ -209,6 +209,22 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "rules cannot allow it; simplify it or split it into plain commands.",
         "需要批准：无法分析该命令（包含 `{why}`），规则不能放行；请简化或拆分为普通命令。",
     ),
+    "decision.not_covered": (
+        "Needs approval: `{program} … {feature}` {does}; the allow rule `{rule}` "
+        "({file}:{line}) grants only {program}'s ordinary behaviour (a rule that names "
+        "`{feature}` allows it).",
+        "需要批准：`{program} … {feature}` {does}；允许规则 `{rule}`（{file}:{line}）只放行 "
+        "{program} 的常规行为（写明 `{feature}` 的规则才会放行它）。",
+    ),
+    "does.exec": ("runs other code", "会运行其他代码"),
+    "does.write": ("writes files", "会写入文件"),
+    "does.network": ("reaches the network", "会访问网络"),
+    "does.env": ("sets a variable that changes what runs", "设置了会改变所运行程序的变量"),
+    "does.computed": ("has an argument known only at run time (it may be any option)",
+                      "含有运行时才确定的参数（可能是任何选项）"),
+    "programs.bad_regex": ("invalid regular expression: {error}", "无效的正则表达式：{error}"),
+    "programs.not_bool": ("`{key}` must be true or false", "`{key}` 必须为 true 或 false"),
+    "programs.not_count": ("`{key}` must be a whole number", "`{key}` 必须为非负整数"),
     "decision.noninteractive": (
         "Denied: this needs a person's approval and none is available "
         "(non-interactive). {reason}",
@@ -446,6 +462,11 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "audit.why.privilege": ("it runs anything as another user", "它能以其他用户身份运行任何命令"),
     "audit.why.interpreter": ("a shell or interpreter with open arguments runs any code",
                               "参数不受限的 shell 或解释器可运行任意代码"),
+    "audit.why.runs_code": (
+        "`{program}` already runs arbitrary code in its ordinary behaviour (the project's "
+        "scripts, build files or tests), so the rule is in effect `Bash(*)`",
+        "`{program}` 的常规行为本身就会运行任意代码（项目的脚本、构建文件或测试），"
+        "因此这条规则实际上等同于 `Bash(*)`"),
     "audit.why.outside": ("it allows writes outside the project", "它放行项目之外的写入"),
     "audit.clean": ("no findings in {count} file(s)", "{count} 个文件中没有发现问题"),
     "audit.summary": (

@@ -111,6 +111,7 @@ def _ts_parser() -> Any:
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 
 
+_HIDDEN_SUBSCRIPT = re.compile(r"\[.*(?:\$\(|`).*\]", re.DOTALL)
 _ANSI_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b",
                  "E": "\x1b", "f": "\f", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
 _ANSI = re.compile(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|.)",
@@ -238,6 +239,10 @@ class _TreeSitter:
             pid = pipeline if pipeline is not None else self._new_pipeline()
             for index, child in enumerate(node.named_children):
                 self.statement(child, pipeline=pid, stage=stage + index, background=background)
+        elif kind == "variable_assignment":  # `PATH=…` alone, or under `export`/`local`
+            self.commands.append(Simple((), (self.word(node),), redirects,
+                                        pipeline if pipeline is not None
+                                        else self._new_pipeline(), stage, background))
         elif kind == "function_definition":
             name_node = node.child_by_field_name("name")
             inner = _TreeSitter(self.source, self.depth + 1)
@@ -249,6 +254,10 @@ class _TreeSitter:
                                                   tuple(inner.functions))))
             self.functions.extend(inner.functions)
         else:  # lists, compound commands, loops, conditions, …: what they contain
+            if kind in ("declaration_command", "test_command", "unset_command"):
+                self._subscript_names(node, pipeline, stage, background)
+            elif kind == "for_statement":
+                self._loop_values(node)
             self._children(node, pipeline, stage, background, redirects)
 
     def _children(self, node: Any, pipeline: int | None, stage: int, background: bool,
@@ -273,6 +282,39 @@ class _TreeSitter:
             else:
                 self._children(child, pipeline, stage, background, ())
 
+    def _loop_values(self, node: Any) -> None:
+        """`for d in / ~; do …`: the variable takes each literal value, recorded as
+        assignments (what the shell knows before the loop runs)."""
+        variable = node.child_by_field_name("variable")
+        if variable is None:
+            return
+        name = self.text(variable)
+        values = [self.word(v).value for v in node.children_by_field_name("value")]
+        known = tuple(Word(f"{name}={v}", f"{name}={v}") for v in values if v is not None)
+        if known:
+            self.commands.append(Simple((), known, (), self._new_pipeline()))
+
+    def _subscript_names(self, node: Any, pipeline: int | None, stage: int,
+                         background: bool) -> None:
+        """`declare 'a[$(cmd)]=1'`, `[[ -v 'a[$(cmd)]' ]]`: a name given as text is
+        evaluated, subscript and all. Such words become a command of their own (named by
+        the keyword), whose subscripts `commands.py` follows."""
+        found: list[Word] = []
+        stack = list(node.named_children)
+        while stack:
+            child = stack.pop()
+            if child.type in ("raw_string", "string", "word", "concatenation"):
+                word = self.word(child)
+                if word.value is not None and _HIDDEN_SUBSCRIPT.search(word.value):
+                    found.append(word)
+            else:
+                stack.extend(child.named_children)
+        if found:
+            keyword = "test" if node.type == "test_command" else self.text(node.children[0])
+            self.commands.append(Simple((Word(keyword, keyword), *found), (), (),
+                                        pipeline if pipeline is not None
+                                        else self._new_pipeline(), stage, background))
+
     def _new_pipeline(self) -> int:
         self.pipelines += 1
         return self.pipelines
@@ -283,7 +325,7 @@ class _TreeSitter:
             # The body as written: fed to a shell, it is parsed like any script (an
             # unquoted delimiter's expansions then show up as run-time words).
             body = "".join(self.text(c) for c in node.named_children if c.type == "heredoc_body")
-            return Redirect("<<", None, body)
+            return Redirect("<<", self._heredoc_subs(node, body), body)
         if kind == "herestring_redirect":
             target = self.word(node.named_children[-1]) if node.named_children else None
             return Redirect("<<<", target, target.value if target else None)
@@ -292,6 +334,20 @@ class _TreeSitter:
         op = next((self.text(c) for c in node.children if not c.is_named), ">")
         return Redirect(op, self.word(dest) if dest is not None else None,
                         fd=self.text(fd_node) if fd_node is not None else None)
+
+    def _heredoc_subs(self, node: Any, body: str) -> Word | None:
+        """An unquoted delimiter's body runs its substitutions (`$(…)`, backticks) even
+        when the command only reads it: a word holding them, else None."""
+        subs: list[Script] = []
+        for child in node.named_children:
+            if child.type == "heredoc_body":
+                self._collect_subs(child, subs)
+        start = next((self.text(c) for c in node.named_children if c.type == "heredoc_start"),
+                     "")
+        if "`" in body and not any(q in start for q in "'\"\\"):
+            subs.extend(parse(m.group(1), self.depth + 1)
+                        for m in re.finditer(r"(?<!\\)`((?:[^`\\]|\\.)*)`", body))
+        return Word(body, None, tuple(subs)) if subs else None
 
     def command(self, node: Any, pipeline: int | None, stage: int, background: bool,
                 redirects: tuple[Redirect, ...]) -> None:

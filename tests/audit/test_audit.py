@@ -233,3 +233,19 @@ def test_project_rule_outside_the_project(repo: Path) -> None:
     found = [(f["id"], f["line"]) for f in json.loads(out)["findings"]]
     assert ("project-loosens", 3) in found
     assert code == 1
+
+
+def test_runners_whose_ordinary_behaviour_runs_code_are_warned_about(repo: Path) -> None:
+    """`Bash(make *)` or `Bash(npm run *)` is in effect `Bash(*)`: the Makefile and the
+    package scripts are code the agent can write."""
+    path = repo / ".swifty" / "permissions.yaml"
+    rules = ["Bash(make *)", "Bash(npm run *)", "Bash(yarn *)", "Bash(pytest *)",
+             "Bash(cargo build *)", "Bash(go test *)", "Bash(docker run *)",
+             "Bash(git *)", "Bash(npm ls *)", "Bash(make)", "Bash(cargo fmt *)"]
+    path.write_text("".join(f"- rule: {r}\n  effect: allow\n" for r in rules))
+    code, out, _ = audit("--format", "json", "--project", str(repo), str(path))
+    findings = json.loads(out)["findings"]
+    assert [(f["id"], f["level"], f["line"]) for f in findings] == [
+        ("risky-grant", "warning", 1 + 2 * i) for i in range(7)]
+    assert "in effect `Bash(*)`" in findings[0]["message"]
+    assert code == 0

@@ -126,6 +126,18 @@ DANGEROUS: list[tuple[str, str]] = [
     ("git-destructive", "git branch --delete --force x"), ("git-destructive", "git branch -df x"),
     ("git-destructive", "sudo git push -f"), ("git-destructive", "bash -c 'git reset --hard'"),
     ("git-destructive", "git stash && git reset --hard origin/main"),
+    ("git-destructive", "git -c alias.p='push -f' p origin"),
+    ("git-destructive", "git -c alias.up='reset --hard' up"),
+    ("git-destructive", "/usr/lib/git-core/git-push --force origin"),
+    ("git-destructive", "git-reset --hard"),
+    # values the shell knows before it runs
+    (RM, "for d in / ~; do rm -rf $d; done"), (RM, "d=/; rm -rf $d"), (RM, "xargs rm -rf <<< /"),
+    (RM, "eval \"rm -rf $HOME\""), (RM, "find / -name '*.old' -delete"),
+    (RM, "watch 'rm -rf /'"), (RM, "trap 'rm -rf /' EXIT"), (RM, "{rm,-rf,/}"),
+    (RM, "flock /tmp/l -c 'rm -rf /'"), (RM, "xargs -i rm -rf / {}"),
+    (RM, "bash -o pipefail -c 'rm -rf /'"), (RM, "bash -O extglob -c 'rm -rf /'"),
+    (RM, "bash --rcfile x -c 'rm -rf /'"), (RM, "sudo -i 'rm -rf /'"),
+    (RM, "sudo -u bob -s 'rm -rf /'"), (RM, "runuser -u bob -- rm -rf /"),
     # long sleeps
     ("long-sleep", "sleep 31"), ("long-sleep", "sleep 60"), ("long-sleep", "sleep 1m"),
     ("long-sleep", "sleep 2h"), ("long-sleep", "sleep 1d"), ("long-sleep", "sleep 20 20"),
