@@ -151,7 +151,9 @@ def suspects(spec: SandboxSpec) -> tuple[list[tuple[str, str]], Found]:
             if path.endswith("/HEAD"):  # a bare repository: git finds it from inside
                 directory = os.path.dirname(path)
                 if gitfiles.is_git_dir(directory) and "/.git/" not in directory + "/":
-                    reason = gitfiles.unsafe_config(directory, spec.project)
+                    # A `commondir` outside `.git/worktrees/` is no one's but a command's.
+                    reason = "commondir" if gitfiles.common_dir(directory) else \
+                        gitfiles.unsafe_config(directory, spec.project)
                     if reason is not None:
                         out.append((path, reason))
             elif path.endswith("/.git"):

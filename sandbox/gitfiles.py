@@ -248,6 +248,12 @@ def protected(project: str, roots: tuple[str, ...], dot_gits: Iterable[str] = ()
         if directory is not None:
             git_dir(directory, worktree)
 
+    # The user's own git config applies to every repository: a relative hooksPath there
+    # names a directory in each work tree.
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    for config in (os.path.join(home, ".gitconfig"), os.path.join(xdg, "git", "config")):
+        if os.path.isfile(config):
+            configs.append((config, project))
     # Paths the configuration names: the hooks directory and included files.
     pending = list(configs)
     done: set[str] = set()
@@ -258,7 +264,12 @@ def protected(project: str, roots: tuple[str, ...], dot_gits: Iterable[str] = ()
         done.add(config)
         for value in _config_values(config, ("core.hookspath",)):
             hooks = _expand(value, worktree, home)
-            (read_only if os.path.lexists(hooks) else guard)[hooks] = None
+            if os.path.lexists(hooks):
+                read_only[hooks] = None
+            elif os.path.isdir(os.path.dirname(hooks)):
+                guard[hooks] = None
+            else:
+                watch[hooks] = None  # no place for a guard: moved aside if created
         for value in _config_values(config, ("include.path", "includeif.path")):
             included = _expand(value, os.path.dirname(config), home)
             if os.path.lexists(included):

@@ -613,3 +613,108 @@ def test_a_directory_made_unsearchable_refuses_the_next_run(
         assert "cannot be searched" in result.stderr and "APIKEY" not in result.stdout
     finally:
         (project / "secrets").chmod(0o700)
+
+
+# -- found by the second red-team round --------------------------------------------------
+
+def test_gitfile_with_a_trailing_space(attack: Attack, repo: Path) -> None:
+    """git keeps a trailing space in a gitfile's path: `.git/ok ` is not `.git/ok`."""
+    config = repo / ".git" / "ok " / "config"
+    gitfile = repo / "sub" / ".git"
+
+    def reset() -> None:
+        shutil.rmtree(repo / ".git" / "ok ")
+        shutil.rmtree(repo / "sub")
+
+    attack("mkdir -p sub '.git/ok /objects' '.git/ok /refs' && "
+           "echo 'ref: refs/heads/main' > '.git/ok /HEAD' && "
+           "printf '[core]\\n\\tfsmonitor = evil\\n' > '.git/ok /config' && "
+           "printf 'gitdir: ../.git/ok \\n' > sub/.git",
+           lambda: gitfile.exists() and config.exists(), reset)
+
+
+def test_odd_bytes_in_planted_files_do_not_stop_the_checks(
+        confined: Callable[..., RunResult], repo: Path) -> None:
+    """A NUL in a gitfile, a name that is not UTF-8: the other suspects are still moved
+    aside, and the run still reports (no traceback)."""
+    result = confined("git init -q x && git -C x config core.fsmonitor evil && "
+                      "mkdir -p y pkg/.swifty \"$(printf 'z\\377')/.swifty\" && "
+                      "printf 'gitdir: a\\0b\\n' > y/.git")
+    assert not (repo / "x" / ".git").exists()
+    assert not (repo / "pkg" / ".swifty").exists()
+    assert not (repo / "y" / ".git").exists()
+    assert "Traceback" not in result.stderr
+
+
+def test_bare_repository_through_a_commondir(attack: Attack, repo: Path) -> None:
+    docs = repo / "docs"
+    docs.mkdir()
+    attack("mkdir -p .cache/c/objects .cache/c/refs && "
+           "printf '[core]\\n\\tpager = evil\\n' > .cache/c/config && "
+           "cd docs && echo 'ref: refs/heads/main' > HEAD && echo ../.cache/c > commondir",
+           lambda: (docs / "HEAD").exists(), lambda: (docs / "HEAD").unlink())
+
+
+def test_bare_repository_with_objects_and_refs_as_files(attack: Attack, repo: Path) -> None:
+    docs = repo / "docs"
+    docs.mkdir()
+    attack("cd docs && touch objects refs && chmod +x objects refs && "
+           "echo 'ref: refs/heads/main' > HEAD && printf '[core]\\n\\tpager = evil\\n' > config",
+           lambda: (docs / "HEAD").exists(), lambda: (docs / "HEAD").unlink())
+
+
+def test_hooks_path_whose_parent_is_missing(attack: Attack, repo: Path) -> None:
+    git(repo, "config", "core.hooksPath", "tools/githooks")
+    hook = repo / "tools" / "githooks" / "pre-commit"
+    attack("mkdir -p tools/githooks && echo evil > tools/githooks/pre-commit", hook.exists,
+           lambda: shutil.rmtree(repo / "tools"))
+
+
+def test_hooks_path_from_the_users_own_gitconfig(attack: Attack, repo: Path,
+                                                 home: Path) -> None:
+    (home / ".gitconfig").write_text("[core]\n\thooksPath = .githooks\n")
+    hook = repo / ".githooks" / "pre-commit"
+    attack("mkdir -p .githooks && echo evil > .githooks/pre-commit", hook.exists,
+           lambda: shutil.rmtree(repo / ".githooks"))
+
+
+def test_a_long_name_is_still_moved_aside(attack: Attack, repo: Path, home: Path) -> None:
+    host_tmp = Sandbox(repo, home=home).spec().temp_dir
+    link = repo / ("t" * 250)
+    attack(f"mkdir -p /tmp/x && ln -s {host_tmp}/x {link.name}", link.is_symlink,
+           link.unlink)
+
+
+def test_a_protected_file_changed_anyway_is_put_back(repo: Path, home: Path) -> None:
+    """Another sandbox in the project can detach a read-only mount (an unlink from its
+    namespace): whatever changed a protected file during a run, the file from before
+    is put back after it and the changed one kept aside."""
+    from swifty_sandbox.sandbox.aftercare import after_run
+
+    config = repo / ".git" / "config"
+    original = config.read_bytes()
+    spec = Sandbox(repo, home=home).spec()
+    config.unlink()  # as the concurrent sandbox would
+    config.write_text("[core]\n\tfsmonitor = evil\n")
+    notes = after_run(spec)
+    assert config.read_bytes() == original
+    assert "changed during the command" in notes
+    aside = [p for p in (repo / ".git").iterdir() if p.name.startswith(".swifty-blocked-")]
+    assert aside and "fsmonitor" in aside[0].read_text()
+
+
+def test_a_commondir_in_the_git_directory_refuses_the_run(repo: Path, home: Path) -> None:
+    (repo / ".git" / "commondir").write_text("../elsewhere\n")
+    result = refused(repo, home, "true")
+    assert "commondir" in result.stderr
+
+
+@pytest.mark.skipif(os.getuid() == 0, reason="root ignores directory permissions; the "
+                    "unprivileged run of this suite is the one that counts")
+def test_a_read_only_parent_does_not_keep_a_planted_repo(
+        confined: Callable[..., RunResult], repo: Path) -> None:
+    result = confined("git init -q d/x && git -C d/x config core.fsmonitor evil && "
+                      "chmod 555 d/x && mkdir -p p/.swifty && chmod 555 p")
+    assert not (repo / "d" / "x" / ".git").exists()
+    assert not (repo / "p" / ".swifty").exists()
+    assert "moved" in result.stderr
