@@ -250,11 +250,18 @@ def _severest(rules: list[Rule | None]) -> Rule | None:
 
 
 def _combine_layers(verdicts: list[Rule | None]) -> Rule | None:
-    """SPEC §2 precedence: a deny in any file wins; else the highest-priority verdict."""
+    """SPEC §2 precedence: a deny in any file wins; else the highest-priority verdict —
+    except that the committed project file's allow does not lift an ask of the user's
+    own file: the repository's author must not approve what the user wants to see."""
     for verdict in verdicts:
         if verdict is not None and verdict.effect is D:
             return verdict
-    return next((v for v in verdicts if v is not None), None)
+    first = next((v for v in verdicts if v is not None), None)
+    _local, project, user = verdicts  # the order of `load_rule_layers`
+    if first is project and project is not None and project.effect is A and \
+            user is not None and user.effect is Q:
+        return user
+    return first
 
 
 def _path_verdict(policy: Policy, tool: Tool, paths: tuple[str, ...]) -> Rule | None:

@@ -290,8 +290,34 @@ def load_settings(project: Path, home: Path) -> Settings:
         for key in ("deny_read", "env_drop"):  # lists that only tighten add up
             if key in values and key in merged:
                 values[key] = (*merged[key], *values[key])
+        if committed:
+            for key in [k for k in values if _looser(k, values[k], merged)]:
+                warnings.append(t("config.project_loosens", file=source.name, key=_KEYS[key],
+                                  value=str(values.pop(key))))
         merged.update(values)
     return Settings(**merged, warnings=tuple(warnings))
+
+
+# Strictest first. A committed file may choose a value only as strict as the user's own
+# (or, when the user set none, the default's): `plan` in ~/.swifty stays `plan`.
+_MODE_ORDER = (Mode.PLAN, Mode.DEFAULT, Mode.ACCEPT_EDITS, Mode.BYPASS)
+_SANDBOX_ORDER = (SandboxMode.MANUAL, SandboxMode.AUTO, SandboxMode.OFF)
+_KEYS = {"default_mode": "permissions.defaultMode", "sandbox_mode": "sandbox.mode",
+         "profile": "sandbox.profile"}
+
+
+def _looser(key: str, value: Any, user: dict[str, Any]) -> bool:
+    """Whether a committed setting would loosen the user's (or the default)."""
+    if key == "default_mode":
+        return _MODE_ORDER.index(value) > _MODE_ORDER.index(
+            user.get(key, Mode.DEFAULT))
+    if key == "sandbox_mode":
+        return _SANDBOX_ORDER.index(value) > _SANDBOX_ORDER.index(
+            user.get(key, SandboxMode.AUTO))
+    if key == "profile":  # only default → strict; never replace a profile of the user's
+        mine = user.get(key, "default")
+        return bool(value != mine and not (mine == "default" and value == "strict"))
+    return False
 
 
 # -- paths -----------------------------------------------------------------------------

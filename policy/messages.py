@@ -309,6 +309,13 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "拒绝运行：{path} 中需要查找不可读路径的条目超过 {limit} 个（经由符号链接或隐藏目录）；"
         "不完整的查找可能让机密仍可读。请删除该链接，或缩小 ReadFile 拒绝通配符。命令未运行。",
     ),
+    "setup.root_glob": (
+        "refusing to run: `{pattern}` would hide matching files anywhere on the system, "
+        "which cannot all be found before a command. Narrow it (`~/**/*.pem`, or "
+        "`*.pem` for the project). The command did not run.",
+        "拒绝运行：`{pattern}` 要隐藏整个系统中所有匹配的文件，而命令运行前无法全部找到它们。"
+        "请缩小范围（`~/**/*.pem`，或项目内的 `*.pem`）。命令未运行。",
+    ),
     "setup.unresolved": (
         "refusing to run: {path} was left by an earlier command, and git would trust it "
         "outside the sandbox; it could not be moved aside. Look at it and remove it, then "

@@ -46,6 +46,10 @@ class Unsearchable(Exception):
         self.path, self.error = path, error
 
 
+class Unenforceable(Exception):
+    """A glob from `/` that must hide paths: they cannot all be found."""
+
+
 @dataclass(frozen=True, slots=True)
 class Expansion:
     literal: tuple[str, ...]  # existing paths named exactly
@@ -96,8 +100,13 @@ def expand(groups: Mapping[str, Sequence[PathPattern]], roots: Iterable[str], *,
             if whole or (parts[-1] == "**" and prefix.count("/") == len(parts) - 1):
                 if _exists(prefix, strict):
                     literal[group][prefix] = None
-            elif prefix != "/":  # a glob from the file-system root is not expanded
+            elif prefix != "/":
                 anchored.setdefault(prefix, []).append((group, pattern))
+            elif group in follow:  # hidden: every match on the whole system, not feasible
+                raise Unenforceable(pattern.text)
+            else:  # a glob from the file-system root: its matches in the given roots
+                for root in roots:
+                    anchored.setdefault(root, []).append((group, pattern))
         combined = _combine(basenames)
         if combined is not None:
             names[group] = combined

@@ -34,7 +34,7 @@ from swifty_sandbox.policy.protected import PROTECTED_DIRS, SYSTEM_DIRS
 from swifty_sandbox.policy.rules import PathPattern
 
 from . import gitfiles
-from .expand import ExpansionTooLarge, Unsearchable, expand
+from .expand import ExpansionTooLarge, Unenforceable, Unsearchable, expand
 
 EXIT_SETUP = 125
 
@@ -275,6 +275,8 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         raise SetupError(t("setup.too_large", path=e.path, limit=e.limit)) from e
     except Unsearchable as e:
         raise SetupError(t("setup.unsearchable", path=e.path, error=e.error.strerror)) from e
+    except Unenforceable as e:
+        raise SetupError(t("setup.root_glob", pattern=str(e))) from e
     _refuse_unresolved(policy, [m for m in marked if m.endswith("/.git")])
     git = gitfiles.protected(project, roots, [m for m in marked if m.endswith("/.git")],
                              home)

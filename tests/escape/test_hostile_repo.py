@@ -718,3 +718,26 @@ def test_a_read_only_parent_does_not_keep_a_planted_repo(
     assert not (repo / "d" / "x" / ".git").exists()
     assert not (repo / "p" / ".swifty").exists()
     assert "moved" in result.stderr
+
+
+def test_a_read_deny_glob_from_the_root_refuses(project: Path, home: Path) -> None:
+    """`ReadFile(/**/*.pem)`: `check` denies every such path, but they cannot all be
+    found to hide them, so the sandbox refuses rather than half hold the rule."""
+    (home / ".swifty").mkdir()
+    (home / ".swifty" / "permissions.yaml").write_text(
+        "- rule: ReadFile(/**/*.pem)\n  effect: deny\n")
+    (home / "other").mkdir()
+    (home / "other" / "server.pem").write_text("KEY\n")
+    result = refused(project, home, f"cat {home / 'other' / 'server.pem'}")
+    assert "KEY" not in result.stdout and "/**/*.pem" in result.stderr
+
+
+def test_a_write_deny_glob_from_the_root_holds_in_the_project(attack: Attack, project: Path,
+                                                             home: Path) -> None:
+    (home / ".swifty").mkdir()
+    (home / ".swifty" / "permissions.yaml").write_text(
+        "- rule: WriteFile(/**/*.lock)\n  effect: deny\n")
+    lock = project / "poetry.lock"
+    lock.write_text("pinned\n")
+    attack("echo changed > poetry.lock", lambda: "changed" in lock.read_text(),
+           lambda: lock.write_text("pinned\n"))

@@ -91,11 +91,15 @@ def test_last_match_wins_inside_one_file(layers: Layers, box_for: Box) -> None:
 
 
 def test_local_beats_project_beats_user_for_allow_vs_ask(layers: Layers, box_for: Box) -> None:
-    layers(user=[("Bash(make *)", "ask")], project_rules=[("Bash(make *)", "allow")])
+    layers(user=[("Bash(make *)", "allow")], project_rules=[("Bash(make *)", "allow")])
     decision = box_for().check("make build")
     assert (decision.effect, decision.rule and decision.rule.text) == (Effect.ALLOW,
                                                                        "Bash(make *)")
     assert decision.rule is not None and "/code/app/" in decision.rule.file
+    # A deviation from SPEC §2, on purpose: the committed file's allow does not lift
+    # the user's own ask (see test_a_committed_allow_does_not_lift_the_users_ask).
+    layers(user=[("Bash(make *)", "ask")])
+    assert box_for().check("make build").effect is Effect.ASK
     layers(local=[("Bash(make *)", "ask")])
     assert box_for().check("make build").effect is Effect.ASK
     layers(user=[("Bash(make *)", "allow")], project_rules=[("Bash(make *)", "ask")],
@@ -235,3 +239,17 @@ def test_settings_deny_read_applies_to_read_file(box_for: Box, home: Path) -> No
     (home / ".swifty" / "config.yaml").write_text("sandbox: {denyRead: [~/private]}\n")
     decision = box_for().check(Request.file(Tool.READ_FILE, "~/private/diary.txt"))
     assert decision.category == "deny-read"
+
+
+def test_a_committed_allow_does_not_lift_the_users_ask(layers: Callable[..., Path],
+                                                       box_for: Callable[..., Sandbox]
+                                                       ) -> None:
+    layers(user=[("Bash(git push *)", "ask"), ("WriteFile(src/**)", "ask")],
+           project_rules=[("Bash(*)", "allow"), ("WriteFile(src/**)", "allow")])
+    box = box_for(sandbox_mode="manual")
+    push = box.check("git push origin main")
+    assert (push.effect, push.rule.file if push.rule else "") == (
+        Effect.ASK, str(box.policy.home / ".swifty" / "permissions.yaml"))
+    assert box.check(Request.file(Tool.WRITE_FILE, "src/app.ts")).effect is Effect.ASK
+    layers(local=[("Bash(git push *)", "allow")])  # the user's own local allow does
+    assert box_for(sandbox_mode="manual").check("git push origin main").effect is Effect.ALLOW

@@ -101,12 +101,15 @@ def write_config(base: Path, text: str) -> None:
     (base / ".swifty" / "config.yaml").write_text(text)
 
 
-def test_settings_project_overrides_user(project: Path, home: Path) -> None:
-    write_config(home, "permissions: {defaultMode: plan}\nsandbox: {mode: manual}\n")
-    write_config(project, "permissions:\n  defaultMode: acceptEdits\n")
+def test_settings_project_overrides_user_where_it_tightens(project: Path,
+                                                          home: Path) -> None:
+    """SPEC §2 says the project's settings override the user's; a committed file comes
+    from whoever wrote the repository, so it overrides only towards stricter values
+    (the looser ones are ignored with a warning, below)."""
+    write_config(home, "permissions: {defaultMode: acceptEdits}\nsandbox: {mode: manual}\n")
+    write_config(project, "permissions:\n  defaultMode: plan\n")
     settings = Sandbox(project, home=home).policy.settings
-    assert (settings.default_mode, settings.sandbox_mode) == (Mode.ACCEPT_EDITS,
-                                                              SandboxMode.MANUAL)
+    assert (settings.default_mode, settings.sandbox_mode) == (Mode.PLAN, SandboxMode.MANUAL)
 
 
 def test_deny_lists_add_up(project: Path, home: Path) -> None:
@@ -186,3 +189,28 @@ def test_a_local_file_in_the_project_is_never_read(project: Path, home: Path) ->
     box.always_allow("npm test")
     assert "Bash(npm test)" in local.read_text()
     assert "npm test" not in shipped.read_text()
+
+
+@pytest.mark.parametrize(("user", "committed", "kept"), [
+    ("permissions: {defaultMode: plan}", "permissions: {defaultMode: acceptEdits}",
+     ("default_mode", Mode.PLAN)),
+    ("sandbox: {mode: manual}", "sandbox: {mode: auto}",
+     ("sandbox_mode", SandboxMode.MANUAL)),
+    ("sandbox: {profile: strict}", "sandbox: {profile: default}", ("profile", "strict")),
+])
+def test_a_committed_config_never_loosens_the_users(project: Path, home: Path, user: str,
+                                                    committed: str,
+                                                    kept: tuple[str, object]) -> None:
+    write_config(home, user + "\n")
+    write_config(project, committed + "\n")
+    box = Sandbox(project, home=home)
+    assert getattr(box.policy.settings, kept[0]) == kept[1]
+    assert any("cannot loosen" in w for w in box.warnings)
+
+
+def test_a_committed_config_may_tighten(project: Path, home: Path) -> None:
+    write_config(project, "permissions: {defaultMode: plan}\n"
+                          "sandbox: {mode: manual, profile: strict}\n")
+    settings = Sandbox(project, home=home).policy.settings
+    assert (settings.default_mode, settings.sandbox_mode, settings.profile) == (
+        Mode.PLAN, SandboxMode.MANUAL, "strict")
