@@ -324,6 +324,9 @@ class SeccompProfile:
     deny_namespaces: bool  # clone() with CLONE_NEW* flags fails too
     sockets: tuple[str, ...]  # socket families that may be created (AF_* names)
     ioctls: tuple[str, ...]  # ioctl requests that fail (TIOC* names)
+    # AF_UNIX socket types socketpair() may create: a datagram pair can sendto() any
+    # host socket by path, so it is left out by default.
+    socketpairs: tuple[str, ...] = ("SOCK_STREAM", "SOCK_SEQPACKET")
 
 
 @dataclass(frozen=True, slots=True)
@@ -344,6 +347,7 @@ TMP_CHOICES = ("project", "private", "host")
 _PROFILE_KEYS = ("extends", "description", "read", "tmp", "denyRead", "protected",
                  "env", "nestedNamespaces", "seccomp")
 _ADDITIVE = ("denyRead", "protected")
+SOCKET_TYPES = ("SOCK_STREAM", "SOCK_DGRAM", "SOCK_RAW", "SOCK_RDM", "SOCK_SEQPACKET")
 
 
 def builtin_profiles() -> list[str]:
@@ -426,7 +430,8 @@ def load_profile(name: str, project: Path, _seen: tuple[str, ...] = ()) -> Profi
 
     seccomp = parent.seccomp if parent else SeccompProfile((), (), False, (), ())
     if "seccomp" in top:
-        fields = mapping(source, top["seccomp"][1], ("deny", "sockets", "ioctls"))
+        fields = mapping(source, top["seccomp"][1],
+                         ("deny", "sockets", "ioctls", "socketpairs"))
         sets, enosys = _syscall_sets()
         chosen = strings("seccomp.deny", fields["deny"][1]) if "deny" in fields else ()
         calls: dict[str, None] = {}
@@ -436,6 +441,14 @@ def load_profile(name: str, project: Path, _seen: tuple[str, ...] = ()) -> Profi
                     "file.bad_choice", key="seccomp.deny", value=set_name,
                     expected=" | ".join(sets)))
             calls.update(dict.fromkeys(sets[set_name]))
+        pairs = seccomp.socketpairs
+        if "socketpairs" in fields:
+            node = fields["socketpairs"][1]
+            pairs = strings("seccomp.socketpairs", node) or ()
+            for kind in pairs:
+                if kind not in SOCKET_TYPES:
+                    raise fail(source, node, t("file.bad_choice", key="seccomp.socketpairs",
+                                               value=kind, expected=" | ".join(SOCKET_TYPES)))
         seccomp = SeccompProfile(
             deny=tuple(c for c in calls if c not in enosys),
             enosys=tuple(c for c in calls if c in enosys),
@@ -444,6 +457,7 @@ def load_profile(name: str, project: Path, _seen: tuple[str, ...] = ()) -> Profi
             if "sockets" in fields else seccomp.sockets,
             ioctls=strings("seccomp.ioctls", fields["ioctls"][1]) or ()
             if "ioctls" in fields else seccomp.ioctls,
+            socketpairs=pairs,
         )
 
     description = string(source, "description", top["description"][1]) \
