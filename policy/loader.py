@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import PolicyFileError
+from .limits import default_max_memory, default_max_processes, parse_memory, parse_processes
 from .messages import t
 from .rules import (
     PathPattern,
@@ -216,7 +217,8 @@ def config_layer(source: Source, project: Path, home: Path, *, committed: bool
                 values["default_mode"] = mode
     if "sandbox" in top:
         box = mapping(source, top["sandbox"][1],
-                      ("mode", "profile", "writable", "denyRead", "env", "bwrap"))
+                      ("mode", "profile", "writable", "denyRead", "env", "bwrap",
+                       "limits"))
         if "mode" in box:
             sandbox_mode = SandboxMode(choice(source, "sandbox.mode", box["mode"][1],
                                               tuple(m.value for m in SandboxMode)))
@@ -271,6 +273,25 @@ def config_layer(source: Source, project: Path, home: Path, *, committed: bool
             if "drop" in env:
                 values["env_drop"] = tuple(
                     string_list(source, "sandbox.env.drop", env["drop"][1]))
+        if "limits" in box:
+            caps = mapping(source, box["limits"][1], ("processes", "memory"))
+            for key, field_name, parse, default in (
+                    ("processes", "max_processes", parse_processes, default_max_processes),
+                    ("memory", "max_memory", parse_memory, default_max_memory)):
+                if key not in caps:
+                    continue
+                node = caps[key][1]
+                if not isinstance(node.value, str):
+                    raise fail(source, node, t("file.bad_choice", key=f"sandbox.limits.{key}",
+                                               value=describe(node), expected="a scalar"))
+                try:
+                    value = parse(node.value)
+                except ValueError as e:
+                    raise fail(source, node, str(e)) from e
+                if committed and (value == 0 or value > default()):
+                    refuse(f"sandbox.limits.{key}", node.value)  # only lower than default
+                else:
+                    values[field_name] = value
     return values, warnings
 
 
@@ -290,6 +311,9 @@ def load_settings(project: Path, home: Path) -> Settings:
         for key in ("deny_read", "env_drop"):  # lists that only tighten add up
             if key in values and key in merged:
                 values[key] = (*merged[key], *values[key])
+        for key in ("max_processes", "max_memory"):  # the project's can only lower
+            if committed and key in values and merged.get(key):
+                values[key] = min(values[key], merged[key])
         merged.update(values)
     return Settings(**merged, warnings=tuple(warnings))
 

@@ -62,8 +62,10 @@ class SetupError(SwiftyError):
 class Limits:
     timeout: float | None = None  # seconds of wall-clock time; exit 124 when exceeded
     output_bytes: int = 1 << 20  # per stream; head and tail are kept beyond this
-    memory_bytes: int | None = None  # RLIMIT_AS of the command
-    processes: int | None = None  # RLIMIT_NPROC of the command
+    # Caps (None: none); how they are enforced is linux/caps.py's business.
+    memory_bytes: int | None = None  # the command's memory
+    processes: int | None = None  # the command's processes and threads
+    processes_required: bool = False  # asked for (not the default): unenforceable → error
 
 
 # Protected paths as they were before a command: (inode, size, mtime) or None when

@@ -202,3 +202,70 @@ def test_globs_match_names_with_newlines(project: Path, home: Path) -> None:
     deep.mkdir(parents=True)
     (deep / "id.key").write_text("k")
     assert str(deep / "id.key") in Sandbox(project, home=home).spec().read_only
+
+
+def test_limits_from_settings_and_defaults(project: Path, home: Path) -> None:
+    from swifty_sandbox.policy.limits import default_max_memory, default_max_processes
+
+    box = Sandbox(project, home=home)
+    limits = box._limits(None, 1 << 20, None, None)
+    assert (limits.processes, limits.memory_bytes) == (default_max_processes(),
+                                                       default_max_memory())
+    assert not limits.processes_required
+    off = Sandbox(project, home=home, sandbox_mode="off")._limits(None, 1 << 20, None, None)
+    assert (off.processes, off.memory_bytes) == (None, None)  # `off` runs as it is
+    (home / ".swifty").mkdir()
+    (home / ".swifty" / "config.yaml").write_text(
+        "sandbox: {limits: {processes: 4096, memory: 2G}}\n")
+    limits = Sandbox(project, home=home)._limits(None, 1 << 20, None, None)
+    assert (limits.processes, limits.memory_bytes) == (4096, 2 << 30)
+    assert limits.processes_required
+    limits = Sandbox(project, home=home)._limits(None, 1 << 20, 0, 0)
+    assert (limits.processes, limits.memory_bytes) == (None, None)
+
+
+def test_a_committed_config_can_only_lower_the_caps(project: Path, home: Path) -> None:
+    (home / ".swifty").mkdir()
+    (home / ".swifty" / "config.yaml").write_text(
+        "sandbox: {limits: {processes: 300, memory: unlimited}}\n")
+    (project / ".swifty").mkdir()
+    (project / ".swifty" / "config.yaml").write_text(
+        "sandbox: {limits: {processes: 500, memory: 1G}}\n")
+    box = Sandbox(project, home=home)
+    assert (box.policy.settings.max_processes, box.policy.settings.max_memory) == (
+        300, 1 << 30)
+    (project / ".swifty" / "config.yaml").write_text(
+        "sandbox: {limits: {processes: unlimited, memory: 100%}}\n")
+    (home / ".swifty" / "config.yaml").write_text("")
+    box = Sandbox(project, home=home)
+    assert (box.policy.settings.max_processes, box.policy.settings.max_memory) == (
+        None, None)
+    assert len(box.warnings) == 2 and all("cannot loosen" in w for w in box.warnings)
+
+
+@pytest.mark.parametrize(("text", "size"), [("512M", 512 << 20), ("4G", 4 << 30),
+                                            ("1.5GiB", 3 << 29), ("1024", 1024),
+                                            ("2gb", 2 << 30), ("unlimited", 0)])
+def test_memory_sizes(text: str, size: int) -> None:
+    from swifty_sandbox.policy.limits import parse_memory
+
+    assert parse_memory(text) == size
+
+
+@pytest.mark.parametrize("text", ["", "0", "-1", "4X", "150%", "lots", "1e9"])
+def test_bad_memory_sizes(text: str) -> None:
+    from swifty_sandbox.policy.limits import parse_memory
+
+    with pytest.raises(ValueError, match="memory cap"):
+        parse_memory(text)
+
+
+def test_bad_limits_in_a_config_file_name_the_line(project: Path, home: Path) -> None:
+    from swifty_sandbox.policy import PolicyFileError
+
+    (home / ".swifty").mkdir()
+    (home / ".swifty" / "config.yaml").write_text(
+        "sandbox:\n  limits:\n    processes: many\n")
+    with pytest.raises(PolicyFileError) as info:
+        Sandbox(project, home=home)
+    assert info.value.line == 3 and "`many`" in str(info.value)
