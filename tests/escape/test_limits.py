@@ -43,10 +43,12 @@ FORKER = textwrap.dedent("""
 
 
 def _count(marker: str) -> int:
+    """The forker's processes on the host (not bwrap's, whose argv holds the marker
+    too)."""
     found = 0
     for proc in psutil.process_iter(["cmdline"]):
-        with_marker = proc.info["cmdline"] or []
-        if marker in with_marker:
+        argv = proc.info["cmdline"] or []
+        if marker in argv and argv[0] == sys.executable:
             found += 1
     return found
 
