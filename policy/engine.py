@@ -84,6 +84,16 @@ class Policy:
     roots: tuple[str, ...]  # the path sandbox: project, temp dirs, writable roots
     unreadable: PatternLookup  # deny_read, indexed for the per-request check
 
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What a committed file said that was ignored because it would loosen."""
+        return (*self.settings.warnings, *(w for f in self.layers for w in f.warnings))
+
+    @property
+    def programs(self) -> Table:
+        """The program table (read on first use: most decisions never need it)."""
+        return load_table(self.home)
+
 
 class PatternLookup:
     """Patterns a path is tested against on every request: the plain paths (most of a
@@ -113,16 +123,6 @@ class PatternLookup:
                 end = max(end, 0)
         return next((p for p in self.globs if p.matches(path)), None)
 
-    @property
-    def warnings(self) -> tuple[str, ...]:
-        """What a committed file said that was ignored because it would loosen."""
-        return (*self.settings.warnings, *(w for f in self.layers for w in f.warnings))
-
-    @property
-    def programs(self) -> Table:
-        """The program table (read on first use: most decisions never need it)."""
-        return load_table(self.home)
-
 
 def temp_dirs() -> tuple[Path, ...]:
     """The system temp dirs (`/tmp`, `/var/tmp`, `$TMPDIR`), resolved, without repeats."""
@@ -133,20 +133,20 @@ def temp_dirs() -> tuple[Path, ...]:
     return tuple(resolved)
 
 
-def _root_home(project: Path, home: Path, writable: tuple[Path, ...]) -> tuple[str, ...]:
-    """Root's home as a path to hide (the superuser's keys and histories), unless it is
-    the home in use (its toolchains are needed) or holds, or lies inside, the project or
-    a writable root (which must stay usable)."""
+def _root_home(home: Path, deny_read: tuple[str, ...]) -> tuple[str, ...]:
+    """The home-relative entries (`~/.ssh`, histories, …) again under root's home when
+    that is not the home in use: run as root with another HOME (`sudo -E`, a container
+    user's HOME), the superuser's keys are as secret as the user's. Not all of /root:
+    the project or a writable root may lie in it, and its toolchains stay usable."""
     import pwd
 
     try:
         root_home = os.path.realpath(pwd.getpwuid(0).pw_dir)
     except KeyError:
         return ()
-    for path in (home, project, *writable):
-        if is_within(str(path), root_home) or is_within(root_home, str(path)):
-            return ()
-    return (root_home,)
+    if root_home == str(home) or root_home == "/":
+        return ()
+    return tuple(root_home + entry[1:] for entry in deny_read if entry.startswith("~/"))
 
 
 def load_policy(project: Path, home: Path | None = None) -> Policy:
@@ -164,7 +164,7 @@ def load_policy(project: Path, home: Path | None = None) -> Policy:
 
     protected = compiled((*profile.protected, *mandatory_protected()))
     deny_read = compiled((*profile.deny_read, *settings.deny_read,
-                          *_root_home(project, home, settings.writable)))
+                          *_root_home(home, profile.deny_read)))
     roots = dict.fromkeys(str(p) for p in (project, *temp_dirs(), *settings.writable))
     return Policy(project, home, settings, profile, layers, protected, deny_read,
                   tuple(roots), PatternLookup(deny_read))
