@@ -91,8 +91,9 @@ def run_confined(spec: SandboxSpec, command: Sequence[str], *,
     try:
         os.write(seccomp_fd, bpf)
         os.lseek(seccomp_fd, 0, os.SEEK_SET)
-        argv = bwrap_argv(spec, [*caps.prefix, *command], bwrap=bwrap.path,
-                          seccomp_fd=seccomp_fd, status_fd=status_write, dir_fds=dir_fds)
+        argv = [*caps.outer, *bwrap_argv(spec, [*caps.prefix, *command], bwrap=bwrap.path,
+                                         seccomp_fd=seccomp_fd, status_fd=status_write,
+                                         dir_fds=dir_fds)]
         env = scrub_env(dict(os.environ if environ is None else environ), spec)
         result = execute(
             argv, env=env, timeout=spec.limits.timeout, capture=capture,

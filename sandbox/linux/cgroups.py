@@ -10,8 +10,8 @@ the caller falls back to rlimits.
 - cgroup v2: a child of this process's cgroup when that one may have children with
   the controllers (the root cgroup), else a sibling in the parent (v2 forbids
   controllers below a cgroup that holds processes), which must then be writable by us.
-The command's first process (bwrap) joins it between fork and exec (`join`), so nothing
-it starts escapes the count. `close` removes the cgroup once the tree is gone.
+The command's first process joins it before it execs bwrap (caps.py), so nothing it
+starts escapes the count. `close` removes the cgroup once the tree is gone.
 """
 
 from __future__ import annotations
@@ -138,16 +138,6 @@ class Cgroup:
 
     dirs: tuple[str, ...]
     memory_dir: str | None
-
-    def join(self) -> None:
-        """Move the calling process in; runs in the child between fork and exec."""
-        pid = str(os.getpid()).encode()
-        for directory in self.dirs:
-            fd = os.open(os.path.join(directory, "cgroup.procs"), os.O_WRONLY)
-            try:
-                os.write(fd, pid)
-            finally:
-                os.close(fd)
 
     def oom_killed(self) -> bool:
         """Whether the kernel killed a process of it for reaching the memory cap."""

@@ -47,7 +47,10 @@ def test_a_container_mounts_its_own_subtree() -> None:
 @pytest.mark.skipif("pids" not in cgroups.places(), reason="no writable pids cgroup here")
 def test_a_command_cgroup_is_made_and_removed() -> None:
     caps = prepare(Limits(processes=77, memory_bytes=300 << 20))
-    assert caps.cgroup is not None and caps.prefix == []
+    assert caps.cgroup is not None and caps.outer[:2] == ["/bin/sh", "-c"]
+    assert caps.outer[-1] == "--" and all(p.endswith("/cgroup.procs") for p in caps.outer[4:-1])
+    assert caps.prefix[1:] == [f"--data={300 << 20}:{300 << 20}", "--"]  # pids: cgroup
+    assert caps.preexec() is None  # no Python between fork and exec
     pids = next(d for d in caps.cgroup.dirs if os.path.exists(f"{d}/pids.max"))
     with open(f"{pids}/pids.max") as f:
         assert f.read().strip() == "77"
