@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from swifty_sandbox.policy import Decision, Request, UsageError
+from swifty_sandbox.policy.limits import parse_memory, parse_processes
 from swifty_sandbox.policy.messages import t
 from swifty_sandbox.sandbox import Answer, Sandbox
 
@@ -40,11 +41,18 @@ def prompt(request: Request, decision: Decision) -> Answer:
 @json_option
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
               help="Wall-clock limit in seconds (exit 124).")
+@click.option("--max-processes", "max_processes", metavar="N",
+              help="Cap on the command's processes and threads, or `unlimited` "
+                   "(default: sandbox.limits.processes, else 1024 or 32 per CPU).")
+@click.option("--max-memory", "max_memory", metavar="SIZE",
+              help="Cap on the command's memory: 4G, 512M, 50% (of physical memory) or "
+                   "`unlimited` (default: sandbox.limits.memory, else 75%).")
 @click.option("-c", "command", help="A shell command string (run with bash -c).")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @reports_errors
 def run(project: Path | None, mode: str | None, sandbox_mode: str | None, as_json: bool,
-        timeout: float | None, command: str | None, args: tuple[str, ...]) -> None:
+        timeout: float | None, max_processes: str | None, max_memory: str | None,
+        command: str | None, args: tuple[str, ...]) -> None:
     """Run a command confined: no network, writes only in the project and temp dirs.
 
     Exit status: the command's own; 126 denied by policy; 125 the sandbox could not be
@@ -56,6 +64,11 @@ def run(project: Path | None, mode: str | None, sandbox_mode: str | None, as_jso
     """
     if (command is None) == (not args):
         raise UsageError(t("cli.need_command"))
+    try:
+        processes = parse_processes(max_processes) if max_processes is not None else None
+        memory = parse_memory(max_memory) if max_memory is not None else None
+    except ValueError as e:
+        raise UsageError(str(e)) from e
     interactive = not as_json and sys.stdin.isatty() and sys.stderr.isatty()
     box = Sandbox(project, mode=mode, sandbox_mode=sandbox_mode,
                   ask=prompt if interactive else None)
@@ -65,11 +78,12 @@ def run(project: Path | None, mode: str | None, sandbox_mode: str | None, as_jso
     if box.effective_sandbox_mode.value == "off":
         click.echo(t("run.unconfined"), err=True)
     if as_json:
-        result = box.run(request, timeout=timeout)
+        result = box.run(request, timeout=timeout, memory_bytes=memory, processes=processes)
         echo_json(result.as_json())
     else:
         # Output streams straight to the terminal; stdin stays the user's.
-        result = box.run(request, timeout=timeout, capture=False, stdin=None)
+        result = box.run(request, timeout=timeout, capture=False, stdin=None,
+                         memory_bytes=memory, processes=processes)
         if result.stderr:
             click.echo(result.stderr, err=True, nl=False)
     raise SystemExit(result.exit_code)

@@ -82,6 +82,7 @@ class Policy:
     protected: tuple[PathPattern, ...]
     deny_read: tuple[PathPattern, ...]  # the profile's and settings' unreadable paths
     roots: tuple[str, ...]  # the path sandbox: project, temp dirs, writable roots
+    unreadable: PatternLookup  # deny_read, indexed for the per-request check
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -94,6 +95,35 @@ class Policy:
         return load_table(self.home)
 
 
+class PatternLookup:
+    """Patterns a path is tested against on every request: the plain paths (most of a
+    long deny-read list) by one dict lookup per ancestor of the path, then the globs."""
+
+    __slots__ = ("globs", "literals")
+
+    def __init__(self, patterns: tuple[PathPattern, ...]) -> None:
+        self.literals: dict[str, PathPattern] = {}
+        for pattern in patterns:
+            if pattern.literal is not None:
+                self.literals.setdefault(pattern.literal.rstrip("/"), pattern)
+        self.globs = tuple(p for p in patterns if p.literal is None)
+
+    def first(self, path: str) -> PathPattern | None:
+        """A pattern that matches `path` (absolute, normalised), or None."""
+        if self.literals:
+            probe, end = path, len(path)
+            while True:  # path, its parent, …, "" (the key of `/`)
+                hit = self.literals.get(probe)
+                if hit is not None:
+                    return hit
+                if end <= 0:
+                    break
+                end = path.rfind("/", 0, end)
+                probe = path[:end] if end > 0 else ""
+                end = max(end, 0)
+        return next((p for p in self.globs if p.matches(path)), None)
+
+
 def temp_dirs() -> tuple[Path, ...]:
     """The system temp dirs (`/tmp`, `/var/tmp`, `$TMPDIR`), resolved, without repeats."""
     candidates = [Path("/tmp"), Path("/var/tmp"), Path(tempfile.gettempdir())]
@@ -101,6 +131,22 @@ def temp_dirs() -> tuple[Path, ...]:
         candidates.append(Path(os.environ["TMPDIR"]))
     resolved = dict.fromkeys(Path(os.path.realpath(p)) for p in candidates)
     return tuple(resolved)
+
+
+def _root_home(home: Path, deny_read: tuple[str, ...]) -> tuple[str, ...]:
+    """The home-relative entries (`~/.ssh`, histories, …) again under root's home when
+    that is not the home in use: run as root with another HOME (`sudo -E`, a container
+    user's HOME), the superuser's keys are as secret as the user's. Not all of /root:
+    the project or a writable root may lie in it, and its toolchains stay usable."""
+    import pwd
+
+    try:
+        root_home = os.path.realpath(pwd.getpwuid(0).pw_dir)
+    except KeyError:
+        return ()
+    if root_home == str(home) or root_home == "/":
+        return ()
+    return tuple(root_home + entry[1:] for entry in deny_read if entry.startswith("~/"))
 
 
 def load_policy(project: Path, home: Path | None = None) -> Policy:
@@ -117,10 +163,11 @@ def load_policy(project: Path, home: Path | None = None) -> Policy:
                      for p in patterns)
 
     protected = compiled((*profile.protected, *mandatory_protected()))
-    deny_read = compiled((*profile.deny_read, *settings.deny_read))
+    deny_read = compiled((*profile.deny_read, *settings.deny_read,
+                          *_root_home(home, profile.deny_read)))
     roots = dict.fromkeys(str(p) for p in (project, *temp_dirs(), *settings.writable))
     return Policy(project, home, settings, profile, layers, protected, deny_read,
-                  tuple(roots))
+                  tuple(roots), PatternLookup(deny_read))
 
 
 # -- the decision ----------------------------------------------------------------------
@@ -236,7 +283,8 @@ def _protected_hit(policy: Policy, paths: tuple[str, ...]) -> Decision | None:
 
 
 def _unreadable_hit(policy: Policy, paths: tuple[str, ...]) -> Decision | None:
-    hit = _first_match(policy.deny_read, paths)
+    hit = next(((path, p) for path in paths
+                if (p := policy.unreadable.first(path)) is not None), None)
     if hit is None:
         return None
     path, pattern = hit

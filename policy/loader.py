@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import PolicyFileError
+from .limits import default_max_memory, default_max_processes, parse_memory, parse_processes
 from .messages import t
 from .rules import (
     PathPattern,
@@ -216,7 +217,8 @@ def config_layer(source: Source, project: Path, home: Path, *, committed: bool
                 values["default_mode"] = mode
     if "sandbox" in top:
         box = mapping(source, top["sandbox"][1],
-                      ("mode", "profile", "writable", "denyRead", "env", "bwrap"))
+                      ("mode", "profile", "writable", "denyRead", "env", "bwrap",
+                       "limits"))
         if "mode" in box:
             sandbox_mode = SandboxMode(choice(source, "sandbox.mode", box["mode"][1],
                                               tuple(m.value for m in SandboxMode)))
@@ -271,6 +273,25 @@ def config_layer(source: Source, project: Path, home: Path, *, committed: bool
             if "drop" in env:
                 values["env_drop"] = tuple(
                     string_list(source, "sandbox.env.drop", env["drop"][1]))
+        if "limits" in box:
+            caps = mapping(source, box["limits"][1], ("processes", "memory"))
+            for key, field_name, parse, default in (
+                    ("processes", "max_processes", parse_processes, default_max_processes),
+                    ("memory", "max_memory", parse_memory, default_max_memory)):
+                if key not in caps:
+                    continue
+                node = caps[key][1]
+                if not isinstance(node.value, str):
+                    raise fail(source, node, t("file.bad_choice", key=f"sandbox.limits.{key}",
+                                               value=describe(node), expected="a scalar"))
+                try:
+                    value = parse(node.value)
+                except ValueError as e:
+                    raise fail(source, node, str(e)) from e
+                if committed and (value == 0 or value > default()):
+                    refuse(f"sandbox.limits.{key}", node.value)  # only lower than default
+                else:
+                    values[field_name] = value
     return values, warnings
 
 
@@ -294,6 +315,9 @@ def load_settings(project: Path, home: Path) -> Settings:
             for key in [k for k in values if _looser(k, values[k], merged)]:
                 warnings.append(t("config.project_loosens", file=source.name, key=_KEYS[key],
                                   value=str(values.pop(key))))
+        for key in ("max_processes", "max_memory"):  # the project's can only lower
+            if committed and key in values and merged.get(key):
+                values[key] = min(values[key], merged[key])
         merged.update(values)
     return Settings(**merged, warnings=tuple(warnings))
 
@@ -350,6 +374,9 @@ class SeccompProfile:
     deny_namespaces: bool  # clone() with CLONE_NEW* flags fails too
     sockets: tuple[str, ...]  # socket families that may be created (AF_* names)
     ioctls: tuple[str, ...]  # ioctl requests that fail (TIOC* names)
+    # AF_UNIX socket types socketpair() may create: a datagram pair can sendto() any
+    # host socket by path, so it is left out by default.
+    socketpairs: tuple[str, ...] = ("SOCK_STREAM", "SOCK_SEQPACKET")
 
 
 @dataclass(frozen=True, slots=True)
@@ -370,6 +397,7 @@ TMP_CHOICES = ("project", "private", "host")
 _PROFILE_KEYS = ("extends", "description", "read", "tmp", "denyRead", "protected",
                  "env", "nestedNamespaces", "seccomp")
 _ADDITIVE = ("denyRead", "protected")
+SOCKET_TYPES = ("SOCK_STREAM", "SOCK_DGRAM", "SOCK_RAW", "SOCK_RDM", "SOCK_SEQPACKET")
 
 
 def builtin_profiles() -> list[str]:
@@ -452,7 +480,8 @@ def load_profile(name: str, project: Path, _seen: tuple[str, ...] = ()) -> Profi
 
     seccomp = parent.seccomp if parent else SeccompProfile((), (), False, (), ())
     if "seccomp" in top:
-        fields = mapping(source, top["seccomp"][1], ("deny", "sockets", "ioctls"))
+        fields = mapping(source, top["seccomp"][1],
+                         ("deny", "sockets", "ioctls", "socketpairs"))
         sets, enosys = _syscall_sets()
         chosen = strings("seccomp.deny", fields["deny"][1]) if "deny" in fields else ()
         calls: dict[str, None] = {}
@@ -462,6 +491,14 @@ def load_profile(name: str, project: Path, _seen: tuple[str, ...] = ()) -> Profi
                     "file.bad_choice", key="seccomp.deny", value=set_name,
                     expected=" | ".join(sets)))
             calls.update(dict.fromkeys(sets[set_name]))
+        pairs = seccomp.socketpairs
+        if "socketpairs" in fields:
+            node = fields["socketpairs"][1]
+            pairs = strings("seccomp.socketpairs", node) or ()
+            for kind in pairs:
+                if kind not in SOCKET_TYPES:
+                    raise fail(source, node, t("file.bad_choice", key="seccomp.socketpairs",
+                                               value=kind, expected=" | ".join(SOCKET_TYPES)))
         seccomp = SeccompProfile(
             deny=tuple(c for c in calls if c not in enosys),
             enosys=tuple(c for c in calls if c in enosys),
@@ -470,6 +507,7 @@ def load_profile(name: str, project: Path, _seen: tuple[str, ...] = ()) -> Profi
             if "sockets" in fields else seccomp.sockets,
             ioctls=strings("seccomp.ioctls", fields["ioctls"][1]) or ()
             if "ioctls" in fields else seccomp.ioctls,
+            socketpairs=pairs,
         )
 
     description = string(source, "description", top["description"][1]) \

@@ -381,6 +381,38 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "该命令留下了 {path}，git 或 swifty-sandbox 会在沙箱外信任它"
         "（{reason}）；已将其移至 {moved}。",
     ),
+    "setup.cap_unenforceable": (
+        "cannot cap the number of processes at {processes} here: {why}. Run with "
+        "`--max-processes unlimited` to go without the cap, or where a cgroup can be "
+        "made (`swifty-sandbox doctor` explains). The command did not run.",
+        "此处无法把进程数限制为 {processes}：{why}。可使用 `--max-processes unlimited` 运行，"
+        "或在可创建 cgroup 的环境中运行（运行 `swifty-sandbox doctor` 查看详情）。命令未运行。",
+    ),
+    "limits.root_nproc": (
+        "you are root, for whom the kernel does not enforce RLIMIT_NPROC, and no "
+        "writable cgroup (pids controller) was found",
+        "当前为 root，内核对 root 不执行 RLIMIT_NPROC，且未找到可写的 cgroup（pids 控制器）",
+    ),
+    "limits.no_prlimit": (
+        "prlimit (util-linux) was not found in /usr/bin or /bin",
+        "在 /usr/bin 或 /bin 中未找到 prlimit（util-linux）",
+    ),
+    "limits.bad_processes": (
+        "a process cap must be a positive whole number or `unlimited`, found `{value}`",
+        "进程数上限必须是正整数或 `unlimited`，实际为 `{value}`",
+    ),
+    "limits.bad_memory": (
+        "a memory cap must be a size (`512M`, `4G`), a share of physical memory (`50%`) "
+        "or `unlimited`, found `{value}`",
+        "内存上限必须是大小（`512M`、`4G`）、物理内存的百分比（`50%`）或 `unlimited`，"
+        "实际为 `{value}`",
+    ),
+    "run.memory_cap": (
+        "The command was killed: it reached the memory cap of {size} (all its processes "
+        "together). Raise it with `--max-memory SIZE` or `sandbox.limits.memory`.",
+        "命令已被终止：它（所有进程合计）达到了 {size} 的内存上限。可用 `--max-memory SIZE` "
+        "或 `sandbox.limits.memory` 提高上限。",
+    ),
     "run.unconfined": (
         "WARNING: running UNCONFINED (sandbox off): no file-system, network or process "
         "confinement.",
@@ -527,6 +559,25 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "keep the project's own virtualenv writable",
         "请将 swifty-sandbox 安装在项目之外（`pipx install swifty-sandbox`），"
         "以便项目自己的虚拟环境保持可写",
+    ),
+    "doctor.caps": (
+        "processes ≤ {processes}, memory ≤ {memory} per command, by {how}",
+        "每个命令进程数 ≤ {processes}、内存 ≤ {memory}，方式：{how}",
+    ),
+    "doctor.caps_none": (
+        "memory ≤ {memory} per process (RLIMIT_DATA); the process count is NOT capped: {why}",
+        "每个进程内存 ≤ {memory}（RLIMIT_DATA）；进程数未受限：{why}",
+    ),
+    "doctor.fix.caps": (
+        "run as a user other than root, or where /sys/fs/cgroup can be written (a "
+        "delegated cgroup, a privileged container)",
+        "以非 root 用户运行，或在可写 /sys/fs/cgroup 的环境中运行（委派的 cgroup、特权容器）",
+    ),
+    "word.by_cgroup": ("a cgroup of its own ({where})", "独立的 cgroup（{where}）"),
+    "word.by_rlimit": (
+        "RLIMIT_NPROC inside its user namespace (counts its own processes only) and "
+        "RLIMIT_DATA per process",
+        "其用户命名空间内的 RLIMIT_NPROC（只计算其自身进程）和每进程 RLIMIT_DATA",
     ),
     "policy.header": (
         "(a deny in any layer wins; otherwise the highest layer with a match; in a file "

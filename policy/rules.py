@@ -117,7 +117,7 @@ class PathPattern:
     keeps pathspec off the start-up path when no candidate path ever needs it.
     """
 
-    __slots__ = ("_regex", "anchored", "literal", "tail", "text")
+    __slots__ = ("_regex", "anchored", "head", "literal", "tail", "text")
 
     def __init__(self, text: str, anchored: str, *, validate: bool = True) -> None:
         self.text = text
@@ -131,6 +131,10 @@ class PathPattern:
                 break
             tail.insert(0, part)
         self.tail = "/" + "/".join(tail) if tail else None
+        # The fixed leading directories (`/tmp/` of `/tmp/krb5cc_*`): every path the glob
+        # matches starts with them — the prefilter for globs without a literal tail.
+        head = fixed_prefix(anchored)[0] if "/" in anchored.rstrip("/") else "/"
+        self.head = head + "/" if head != "/" else None  # a basename glob has none
         self._regex: re.Pattern[str] | None = None
         if self.literal is None and validate:
             self._regex = compile_glob(anchored, text)
@@ -147,6 +151,8 @@ class PathPattern:
                 self.literal.rstrip("/") + "/")
         if self.tail is not None and not (absolute_path.endswith(self.tail)
                                           or self.tail + "/" in absolute_path):
+            return False
+        if self.head is not None and not absolute_path.startswith(self.head):
             return False
         # Patterns are anchored at `/`, so the match runs on the path without it.
         return self.regex.match(absolute_path.lstrip("/")) is not None

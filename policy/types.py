@@ -170,5 +170,7 @@ class Settings:
     env_keep: tuple[str, ...] = ()
     env_drop: tuple[str, ...] = ()
     bwrap: str | None = None  # an absolute path chosen in the user's own config
+    max_processes: int | None = None  # None: the default cap; 0: no cap
+    max_memory: int | None = None  # bytes; None: the default cap; 0: no cap
     # Settings a committed project file tried to loosen, with why they were ignored.
     warnings: tuple[str, ...] = field(default=(), compare=False)

@@ -23,6 +23,7 @@ from swifty_sandbox.policy import (
     load_policy,
     suggest_rules,
 )
+from swifty_sandbox.policy.limits import default_max_memory, default_max_processes
 from swifty_sandbox.policy.loader import is_within
 from swifty_sandbox.policy.messages import t
 
@@ -189,7 +190,10 @@ class Sandbox:
         processes: int | None = None,
     ) -> RunResult:
         """Decide, then run confined. Never raises for the command's own failures:
-        denied → 126, confinement impossible → 125, timeout → 124."""
+        denied → 126, confinement impossible → 125, timeout → 124.
+
+        `memory_bytes`, `processes`: caps for this command; None takes the settings'
+        (`sandbox.limits`), else the defaults (confined runs only); 0 is no cap."""
         request = as_request(request)
         if request.tool is not Tool.BASH:
             raise ValueError("run() takes a Bash request; file tools are only checked")
@@ -201,7 +205,7 @@ class Sandbox:
         here = os.path.realpath(os.getcwd())
         workdir = str(cwd) if cwd is not None else (
             here if is_within(here, str(self.project)) else str(self.project))
-        limits = Limits(timeout, output_bytes, memory_bytes, processes)
+        limits = self._limits(timeout, output_bytes, memory_bytes, processes)
         try:
             if self.effective_sandbox_mode is SandboxMode.OFF:
                 done = run_unconfined(command, cwd=workdir, limits=limits, capture=capture,
@@ -212,6 +216,19 @@ class Sandbox:
         except SetupError as e:
             return _failed(EXIT_SETUP, e.diagnostics(), decision)
         return _result(done, decision, timeout)
+
+
+    def _limits(self, timeout: float | None, output_bytes: int, memory_bytes: int | None,
+                processes: int | None) -> Limits:
+        """Caps given here, else the settings', else — when confined — the defaults."""
+        settings = self.policy.settings
+        memory = memory_bytes if memory_bytes is not None else settings.max_memory
+        count = processes if processes is not None else settings.max_processes
+        required = count is not None  # asked for: a process cap may be unenforceable
+        if self.effective_sandbox_mode is not SandboxMode.OFF:
+            memory = default_max_memory() if memory is None else memory
+            count = default_max_processes() if count is None else count
+        return Limits(timeout, output_bytes, memory or None, count or None, required)
 
 
 def _failed(code: int, message: str, decision: Decision) -> RunResult:

@@ -80,6 +80,7 @@ def diagnose(configured_bwrap: str | None = None) -> Report:
         checks.append(Check("seccomp", True, t("doctor.seccomp_ok", size=size)))
     except (SeccompUnavailable, OSError) as e:
         checks.append(Check("seccomp", False, str(e), t("doctor.fix.seccomp")))
+    checks.append(_caps(root))
     return Report(tuple(checks))
 
 
@@ -97,3 +98,29 @@ def _self_protection(configured_bwrap: str | None) -> Check:
         return Check("self-protection", True, t("doctor.trusted_outside"))
     return Check("self-protection", True, t("doctor.trusted_inside", paths=", ".join(inside)),
                  t("doctor.fix.trusted_inside"))
+
+
+def _caps(root: bool) -> Check:
+    """How the default caps on processes and memory are enforced here (a missing
+    process cap does not stop `run`: it is reported, not failed)."""
+    from swifty_sandbox.policy.limits import (
+        default_max_memory,
+        default_max_processes,
+        describe_memory,
+    )
+
+    from .linux import cgroups
+    from .linux.caps import prlimit_path
+
+    memory = describe_memory(default_max_memory())
+    held = [c for c in ("pids", "memory") if c in cgroups.places()]
+    if "pids" in held:
+        how = t("word.by_cgroup", where=cgroups.describe(held))
+    elif not root and prlimit_path() is not None:
+        how = t("word.by_rlimit")
+    else:
+        why = t("limits.root_nproc") if root else t("limits.no_prlimit")
+        return Check("caps", True, t("doctor.caps_none", memory=memory, why=why),
+                     t("doctor.fix.caps"))
+    return Check("caps", True, t("doctor.caps", processes=default_max_processes(),
+                                 memory=memory, how=how))

@@ -14,7 +14,9 @@ a budget of entries (beyond it, `ExpansionTooLarge`: refused, never half scanned
 Inside the `strict` trees (the writable roots, where a command could have changed
 permissions) a directory or path that cannot be searched raises `Unsearchable`: what
 cannot be seen cannot be protected. Entries named in `markers` (`.git`, `.swifty`,
-`HEAD`) are recorded wherever they are, without stopping the walk.
+`HEAD`) are recorded wherever they are, without stopping the walk. A tree outside the
+writable roots whose globs all lack `**` is walked only as deep as they reach
+(`/tmp/krb5cc_*` reads /tmp, not everything below it).
 """
 
 from __future__ import annotations
@@ -119,7 +121,11 @@ def expand(groups: Mapping[str, Sequence[PathPattern]], roots: Iterable[str], *,
     for root in _outermost(trees):
         inner = [m for r, members in trees.items() if is_within(r, root) for m in members]
         named = names if any(is_within(root, r) or is_within(r, root) for r in roots) else {}
-        walk.run(root, named, inner, found)
+        depths = [_depth(p.anchored, root) for _, p in inner]
+        bounded = not named and None not in depths and not any(
+            is_within(root, r) or is_within(r, root) for r in walk.strict)
+        walk.run(root, named, inner, found,
+                 max(d for d in depths if d is not None) if bounded and depths else None)
     return {g: Expansion(tuple(literal[g]), tuple(p for p in found[g] if p not in literal[g]))
             for g in groups}
 
@@ -142,6 +148,14 @@ def _outermost(roots: Iterable[str]) -> list[str]:
     return kept
 
 
+def _depth(anchored: str, root: str) -> int | None:
+    """How many levels below `root` a glob reaches; None when `**` makes it unbounded."""
+    parts = anchored.strip("/").split("/")
+    if "**" in parts:
+        return None
+    return len(parts) - len(root.strip("/").split("/"))
+
+
 @dataclass(slots=True)
 class _Walk:
     follow: frozenset[str]
@@ -151,10 +165,12 @@ class _Walk:
     budget: int = FOLLOW_BUDGET
 
     def run(self, root: str, names: Mapping[str, re.Pattern[str]],
-            paths: list[tuple[str, PathPattern]], found: dict[str, dict[str, None]]) -> None:
+            paths: list[tuple[str, PathPattern]], found: dict[str, dict[str, None]],
+            limit: int | None = None) -> None:
         groups = frozenset((*names, *(g for g, _ in paths)))
-        # (directory, the groups still looked for below it, below a followed link)
-        stack: list[tuple[str, frozenset[str], bool]] = [(root, groups, False)]
+        # (directory, the groups still looked for below it, below a followed link, the
+        # depth of its entries below `root`: past `limit` no glob can match)
+        stack: list[tuple[str, frozenset[str], bool, int]] = [(root, groups, False, 1)]
         seen: set[str] = set()  # real directories already walked through a link
         # Below a match nothing is visited, so a glob can only match an entry whose path
         # ends with the glob's literal tail: one C-level endswith() rules most out.
@@ -162,7 +178,7 @@ class _Walk:
         untailed = [(g, p) for g, p in paths if p.tail is None]
         markers = self.markers
         while stack:
-            directory, active, linked = stack.pop()
+            directory, active, linked, depth = stack.pop()
             try:
                 entries = os.scandir(directory)
             except OSError as e:
@@ -193,16 +209,18 @@ class _Walk:
                     below = active - matched  # a matching directory covers the rest
                     if not below:
                         continue  # mounted whole (read-only or hidden): nothing to plant
+                    if limit is not None and depth >= limit:
+                        continue
                     try:
                         if entry.is_dir(follow_symlinks=False):
-                            stack.append((path, below, linked))
+                            stack.append((path, below, linked, depth + 1))
                         elif self.follow and entry.is_symlink() and entry.is_dir():
                             # A target inside this tree is walked as itself anyway (the
                             # hidden mount is at the real path): pnpm's links cost nothing.
                             real = os.path.realpath(path)
                             if real not in seen and not is_within(real, root):
                                 seen.add(real)
-                                stack.append((path, below & self.follow, True))
+                                stack.append((path, below & self.follow, True, depth + 1))
                     except OSError:
                         continue
 

@@ -38,7 +38,7 @@ def shell_argv(command: str) -> list[str]:
 def _rlimits(limits: Limits) -> Callable[[], None] | None:
     pairs = []
     if limits.memory_bytes is not None:
-        pairs.append((resource.RLIMIT_AS, limits.memory_bytes))
+        pairs.append((resource.RLIMIT_DATA, limits.memory_bytes))
     if limits.processes is not None:
         pairs.append((resource.RLIMIT_NPROC, limits.processes))
     if not pairs:
@@ -57,6 +57,7 @@ def run_confined(spec: SandboxSpec, command: Sequence[str], *,
     if not sys.platform.startswith("linux"):
         raise SetupError(t("setup.unsupported", platform=sys.platform))
     from .linux.bwrap import bwrap_argv
+    from .linux.caps import CapError, prepare
     from .linux.seccomp import SeccompUnavailable, export
     from .probe import find_bwrap
 
@@ -79,30 +80,42 @@ def run_confined(spec: SandboxSpec, command: Sequence[str], *,
                                        private_dirs=(*spec.private_dirs, *TEMP_MOUNTS))
     dir_fds = open_dirs({**{p: p for p in (*spec.writable, *spec.pinned)},
                          **{m: spec.temp_dir for m in spec.temp_mounts if spec.temp_dir}})
+    try:
+        caps = prepare(spec.limits)
+    except CapError as e:
+        for fd in dir_fds.values():
+            os.close(fd)
+        raise SetupError(str(e)) from e
     seccomp_fd = os.memfd_create("swifty-seccomp", 0)
     status_read, status_write = os.pipe()
     try:
         os.write(seccomp_fd, bpf)
         os.lseek(seccomp_fd, 0, os.SEEK_SET)
-        argv = bwrap_argv(spec, command, bwrap=bwrap.path, seccomp_fd=seccomp_fd,
-                          status_fd=status_write, dir_fds=dir_fds)
+        argv = [*caps.outer, *bwrap_argv(spec, [*caps.prefix, *command], bwrap=bwrap.path,
+                                         seccomp_fd=seccomp_fd, status_fd=status_write,
+                                         dir_fds=dir_fds)]
         env = scrub_env(dict(os.environ if environ is None else environ), spec)
         result = execute(
             argv, env=env, timeout=spec.limits.timeout, capture=capture,
             output_bytes=spec.limits.output_bytes,
             stdin=stdin, pass_fds=(seccomp_fd, status_write, *dir_fds.values()),
             status_fd=status_read,
-            preexec=_rlimits(spec.limits), close_after_spawn=(status_write,),
+            preexec=caps.preexec(), close_after_spawn=(status_write,),
             own_tree=True)
         status_write = -1  # closed by execute() once bwrap has it
     finally:
         for fd in (seccomp_fd, status_read, status_write, *dir_fds.values()):
             if fd >= 0:
                 os.close(fd)
+        memory_cap_hit = caps.close()
         try:
             notes = fallback + after_run(spec)
         except Exception as e:  # the command ran: say what was not checked, never crash
             notes = fallback + t("run.aftercare_failed", error=e) + "\n"
+    if memory_cap_hit and spec.limits.memory_bytes:
+        from swifty_sandbox.policy.limits import describe_memory
+
+        notes += t("run.memory_cap", size=describe_memory(spec.limits.memory_bytes)) + "\n"
     if notes:
         result = dataclasses.replace(
             result, stderr=result.stderr + notes.encode(errors="surrogateescape"))

@@ -16,6 +16,7 @@ import contextlib
 import functools
 import hashlib
 import os
+import re
 import stat
 import sys
 from collections.abc import Mapping
@@ -61,8 +62,10 @@ class SetupError(SwiftyError):
 class Limits:
     timeout: float | None = None  # seconds of wall-clock time; exit 124 when exceeded
     output_bytes: int = 1 << 20  # per stream; head and tail are kept beyond this
-    memory_bytes: int | None = None  # RLIMIT_AS of the command
-    processes: int | None = None  # RLIMIT_NPROC of the command
+    # Caps (None: none); how they are enforced is linux/caps.py's business.
+    memory_bytes: int | None = None  # the command's memory
+    processes: int | None = None  # the command's processes and threads
+    processes_required: bool = False  # asked for (not the default): unenforceable → error
 
 
 # Protected paths as they were before a command: (inode, size, mtime) or None when
@@ -504,9 +507,15 @@ def ensure_temp_dir(path: str) -> None:
         raise SetupError(t("setup.symlink", path=path, link=path))
 
 
+# A URL with a password in it, `scheme://user:pass@host` (DATABASE_URL, a proxy, a
+# remote with a token): its userinfo holds no `/`, so `http://h:80/a@b` is no match.
+_URL_WITH_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*:[^/@\s]*@")
+
+
 def scrub_env(environ: dict[str, str], spec: SandboxSpec) -> dict[str, str]:
-    """The environment without secrets: names matching a drop glob (any case) are
-    removed unless a keep glob names them. Unless /tmp is the host's, TMPDIR is /tmp."""
+    """The environment without secrets: names matching a drop glob (any case), and
+    values holding a URL with a password, are removed unless a keep glob names them.
+    Unless /tmp is the host's, TMPDIR is /tmp."""
     from fnmatch import fnmatchcase
 
     drop = [p.upper() for p in spec.env_drop]
@@ -514,7 +523,8 @@ def scrub_env(environ: dict[str, str], spec: SandboxSpec) -> dict[str, str]:
     out = {}
     for name, value in environ.items():
         upper = name.upper()
-        if any(fnmatchcase(upper, p) for p in drop) and not any(
+        if (any(fnmatchcase(upper, p) for p in drop)
+                or ("://" in value and _URL_WITH_PASSWORD.search(value))) and not any(
                 fnmatchcase(upper, p) for p in keep):
             continue
         out[name] = value

@@ -29,6 +29,7 @@ _CLONE_NEW = {
     "CLONE_NEWNET": 0x40000000,
 }
 _AF_MAX = 64  # above every family the kernel knows (46 in Linux 6.x)
+_SOCK_TYPE_MASK = 0xF  # the type without SOCK_NONBLOCK / SOCK_CLOEXEC
 _IOCTLS = {"TIOCSTI": termios.TIOCSTI, "TIOCLINUX": 0x541C}
 
 
@@ -71,6 +72,13 @@ def build_filter(profile: SeccompProfile) -> pyseccomp.SyscallFilter:
         if family not in allowed:
             deny("socket", errno.EPERM, sc.Arg(0, sc.EQ, family))
     deny("socket", errno.EPERM, sc.Arg(0, sc.GE, _AF_MAX))
+    # socketpair() makes AF_UNIX sockets without socket(): only the listed types (a
+    # datagram pair can sendto() host sockets by path), and no other family.
+    deny("socketpair", errno.EPERM, sc.Arg(0, sc.NE, socket.AF_UNIX))
+    kinds = {getattr(socket, name) for name in profile.socketpairs}
+    for kind in range(_SOCK_TYPE_MASK + 1):
+        if kind not in kinds:
+            deny("socketpair", errno.EPERM, sc.Arg(1, sc.MASKED_EQ, _SOCK_TYPE_MASK, kind))
     return f
 
 

@@ -158,6 +158,13 @@ def test_config_schema() -> None:
                                      "env": {"keep": ["A"]}}}, schema)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"sandbox": {"netwrok": True}}, schema)
+    for limits in ({"processes": 512, "memory": "4G"}, {"processes": "unlimited"},
+                   {"memory": "50%"}, {"memory": "1.5GiB"}, {"memory": 1 << 30}):
+        jsonschema.validate({"sandbox": {"limits": limits}}, schema)
+    for limits in ({"processes": 0}, {"processes": "lots"}, {"memory": "4X"},
+                   {"cpu": 2}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate({"sandbox": {"limits": limits}}, schema)
 
 
 def test_policy_show(repo: Path, home: Path) -> None:

@@ -91,8 +91,10 @@ def test_doctor_on_this_machine() -> None:
     code, out, _ = invoke("doctor", "--json")
     report = json.loads(out)
     assert code == 0 and report["ok"]
-    assert [c["name"] for c in report["checks"]] == ["platform", "user", "bubblewrap",
-                                                     "namespaces", "self-protection", "seccomp"]
+    assert [c["name"] for c in report["checks"]] == [
+        "platform", "user", "bubblewrap", "namespaces", "self-protection", "seccomp", "caps"]
+    caps = report["checks"][-1]["detail"]
+    assert "cgroup" in caps or "RLIMIT_NPROC" in caps, caps  # how, or why not
 
 
 def test_compile_json(project: Path) -> None:
@@ -105,3 +107,18 @@ def test_compile_json(project: Path) -> None:
     import base64
 
     assert len(base64.b64decode(json.loads(out)["bpf_base64"])) % 8 == 0
+
+
+def test_run_caps_from_the_command_line(project: Path) -> None:
+    code, out, _ = invoke("run", "--project", str(project), "--json", "--max-memory",
+                          "64M", "--max-processes", "200", "-c", "ulimit -d")
+    assert code == 0 and json.loads(out)["stdout"] == f"{64 * 1024}\n"
+    code, out, _ = invoke("run", "--project", str(project), "--json", "--max-memory",
+                          "unlimited", "-c", "ulimit -d")
+    assert json.loads(out)["stdout"] == "unlimited\n"
+    code, _, err = invoke("run", "--project", str(project), "--max-processes", "lots",
+                          "--", "true")
+    assert code == 2 and "`lots`" in err
+    code, _, err = invoke("run", "--project", str(project), "--max-memory", "4X",
+                          "--", "true")
+    assert code == 2 and "`4X`" in err

@@ -138,3 +138,41 @@ def test_socketpair_still_works(confined: Callable[..., RunResult]) -> None:
     assert confined([sys.executable, "-c", code]).stdout.strip() == "hi"
 
 
+
+
+# socketpair(AF_UNIX, SOCK_DGRAM) needs no socket(): a datagram socket of the pair can
+# sendto() any host socket by path. SOCK_RAW is a datagram socket in AF_UNIX; the flags
+# (NONBLOCK, CLOEXEC) must not slip a type past the filter.
+DATAGRAM_PAIRS = ["socket.SOCK_DGRAM", "socket.SOCK_RAW",
+                  "socket.SOCK_DGRAM | socket.SOCK_NONBLOCK | socket.SOCK_CLOEXEC"]
+
+
+@pytest.mark.parametrize("kind", DATAGRAM_PAIRS)
+def test_datagram_socketpair_to_host_socket(attack: Attack, listen: Callable[..., Listener],
+                                            home: Path, kind: str) -> None:
+    path = str(home / "notify.sock")  # like systemd's notify socket or journald's
+    server = listen(socket.AF_UNIX, socket.SOCK_DGRAM, path)
+    code = (f"import socket; a, b = socket.socketpair(socket.AF_UNIX, {kind}); "
+            f"a.sendto(b'secret', {path!r})")
+    result = attack([sys.executable, "-c", code], lambda: _settled(server), server.reset)
+    assert "PermissionError" in result.stderr, result
+
+
+@pytest.mark.parametrize("kind", DATAGRAM_PAIRS[:2])
+def test_datagram_socketpair_cannot_be_bound(attack: Attack, project: Path,
+                                             kind: str) -> None:
+    """A bound datagram socket would receive from host processes: the socket file must
+    not appear."""
+    target = project / "inbox.sock"
+    code = (f"import socket; a, b = socket.socketpair(socket.AF_UNIX, {kind}); "
+            f"a.bind({str(target)!r})")
+    attack([sys.executable, "-c", code], target.exists, target.unlink)
+
+
+@pytest.mark.parametrize("kind", ["SOCK_STREAM", "SOCK_SEQPACKET"])
+def test_stream_socketpairs_stay_usable(confined: Callable[..., RunResult],
+                                        kind: str) -> None:
+    code = (f"import socket; a, b = socket.socketpair(socket.AF_UNIX, "
+            f"socket.{kind} | socket.SOCK_NONBLOCK | socket.SOCK_CLOEXEC); a.send(b'hi'); "
+            "b.setblocking(True); print(b.recv(2).decode())")
+    assert confined([sys.executable, "-c", code]).stdout.strip() == "hi"

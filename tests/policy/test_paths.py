@@ -142,3 +142,18 @@ def test_project_path_with_glob_characters(home: Path, layers: Layers) -> None:
     box = Sandbox(weird, home=home)
     assert box.check(write("src/x.py")).effect is Effect.DENY
     assert os.path.isdir(weird)
+
+
+def test_indexed_deny_read_agrees_with_each_pattern(box_for: Box, home: Path) -> None:
+    """The lookup that indexes the (long) deny-read list finds a match exactly when
+    one of its patterns matches."""
+    policy = box_for().policy
+    probes = [str(home / ".ssh"), str(home / ".ssh/id_rsa"), str(home / ".sshx"),
+              str(home / ".cargo/credentials.toml"), str(home / ".cargo/bin/cargo"),
+              str(home / ".docker/key.pem"), str(home / ".docker/sub/key.pem"),
+              "/etc/shadow", "/etc/shadow-", "/etc/ssh/ssh_host_rsa_key",
+              "/etc/ssh/ssh_host_rsa_key.pub", "/tmp/krb5cc_1000", "/tmp/x/krb5cc_1",
+              "/", "/run/user/1000/containers/auth.json", str(home)]
+    for path in probes:
+        linear = any(p.matches(path) for p in policy.deny_read)
+        assert (policy.unreadable.first(path) is not None) is linear, path

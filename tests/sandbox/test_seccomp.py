@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from swifty_sandbox.policy import PolicyFileError
 from swifty_sandbox.policy.loader import SeccompProfile, load_profile
 from swifty_sandbox.sandbox.linux.seccomp import export
 
@@ -48,7 +49,14 @@ def test_argument_filters(pfc: str) -> None:
     assert found["clone"] == {"ERRNO(1)"}  # only with CLONE_NEW* flags; else default
     assert found["ioctl"] == {"ERRNO(1)"}
     assert found["socket"] == {"ERRNO(1)"}
-    assert "socketpair" not in found
+    assert found["socketpair"] == {"ERRNO(1)"}
+    pair_rules = pfc[pfc.index('"socketpair"'):]
+    pair_rules = pair_rules[:pair_rules.index("# filter for syscall", 1)]
+    for allowed in (1, 5):  # SOCK_STREAM, SOCK_SEQPACKET: flags masked off
+        assert f"$a1.lo32 & 0x0000000f == {allowed})\n" not in pair_rules
+    for denied in (0, 2, 3, 4, 15):  # SOCK_DGRAM, and SOCK_RAW (a datagram in AF_UNIX)
+        assert f"$a1.lo32 & 0x0000000f == {denied})\n" in pair_rules
+    assert "$a0.lo32 == 1" in pair_rules  # AF_UNIX only
     socket_rules = pfc[pfc.index('"socket"'):pfc.index("# default action")]
     for allowed in (2, 10, 16):  # AF_INET, AF_INET6, AF_NETLINK
         assert f"$a0.lo32 == {allowed})\n" not in socket_rules
@@ -73,3 +81,15 @@ def test_bpf_export_is_cached_and_binary() -> None:
     first = export(profile)
     assert export(profile) is first
     assert len(first) % 8 == 0  # struct sock_filter instructions
+
+
+def test_socketpair_types_are_profile_data(tmp_path: Path) -> None:
+    (tmp_path / "p.yaml").write_text(
+        "extends: default\nseccomp:\n  socketpairs: [SOCK_STREAM, SOCK_DGRAM]\n")
+    assert load_profile("p.yaml", tmp_path).seccomp.socketpairs == ("SOCK_STREAM",
+                                                                     "SOCK_DGRAM")
+    assert load_profile("permissive", tmp_path).seccomp.socketpairs == ("SOCK_STREAM",
+                                                                        "SOCK_SEQPACKET")
+    (tmp_path / "bad.yaml").write_text("seccomp:\n  socketpairs: [SOCK_DATAGRAM]\n")
+    with pytest.raises(PolicyFileError, match="SOCK_DATAGRAM"):
+        load_profile("bad.yaml", tmp_path)

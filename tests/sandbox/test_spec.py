@@ -11,6 +11,11 @@ from swifty_sandbox import Mode, Sandbox
 from swifty_sandbox.sandbox.spec import Limits, compile_spec, scrub_env
 
 
+def under(paths: tuple[str, ...], folder: Path) -> tuple[str, ...]:
+    """The paths below a test's own folder (the profile also hides system files)."""
+    return tuple(p for p in paths if p.startswith(f"{folder}/"))
+
+
 def rules(project: Path, text: str) -> None:
     (project / ".swifty").mkdir(exist_ok=True)
     (project / ".swifty" / "permissions.yaml").write_text(text)
@@ -34,8 +39,8 @@ def test_default_spec(project: Path, home: Path) -> None:
     # Missing files git would trust: whatever a command creates there is moved aside.
     assert set(spec.watch) == {str(project / ".git" / "config.worktree"),
                                str(project / ".git" / "commondir")}
-    assert spec.unreadable_dirs == (str(home / ".ssh"), str(temp))
-    assert spec.unreadable_files == (str(home / ".netrc"),)
+    assert under(spec.unreadable_dirs, home) == (str(home / ".ssh"), str(temp))
+    assert under(spec.unreadable_files, home) == (str(home / ".netrc"),)
     assert spec.read_roots is None and not spec.nested_namespaces
 
 
@@ -76,7 +81,7 @@ def test_symlinked_secret_is_hidden_where_it_leads(project: Path, home: Path) ->
     (project / "cert.pem").symlink_to(home / "real.key")
     (project / "dangling.pem").symlink_to(home / "nowhere")
     spec = Sandbox(project, home=home).spec()
-    assert spec.unreadable_files == (str(home / "real.key"),)
+    assert under(spec.unreadable_files, home) == (str(home / "real.key"),)
 
 
 def test_nested_repositories_are_protected(project: Path, home: Path) -> None:
@@ -109,6 +114,44 @@ def test_scrub_env() -> None:
            "MY_KEY_OK": "1", "SSH_AUTH_SOCK": "/s", "HOME": "/h"}
     assert scrub_env(env, spec) == {"PATH": "/bin", "KEYTIMEOUT": "1", "MY_KEY_OK": "1",
                                     "HOME": "/h"}
+
+
+def test_default_profile_scrubs_the_common_secret_names(project: Path, home: Path) -> None:
+    spec = Sandbox(project, home=home).spec()
+    secret = ["GH_PAT", "AZURE_DEVOPS_EXT_PAT", "API_JWT", "jwt_secret_x", "DB_PASS",
+              "SMTP_PASS", "MYSQL_PWD", "db_pwd", "SENTRY_DSN", "DATABASE_DSN",
+              "GPG_PASSPHRASE", "AZURE_STORAGE_CONNECTION_STRING", "SLACK_WEBHOOK_URL",
+              "REGISTRY_CREDS", "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY"]
+    kept = ["PWD", "OLDPWD", "PATH", "HOME", "PASSAGE", "LANG", "KEYTIMEOUT", "COMPASS"]
+    env = dict.fromkeys([*secret, *kept], "/some/value")
+    assert sorted(scrub_env(env, spec)) == sorted(kept)
+
+
+@pytest.mark.parametrize(("value", "dropped"), [
+    ("postgres://app:s3cret@db.internal:5432/app", True),
+    ("https://x-access-token:ghp_abc@github.com/o/r.git", True),
+    ("redis://:pw@cache:6379/0", True),
+    ("see https://user:pw@host/x in the docs", True),
+    ("mongodb+srv://u:p@cluster0.example.net", True),
+    ("https://github.com/o/r.git", False),
+    ("ssh://git@github.com/o/r.git", False),  # a user name, no password
+    ("http://localhost:8080/a@b", False),
+    ("user:pass@host", False),  # no scheme: not a URL
+])
+def test_values_with_credentials_in_urls_are_dropped(project: Path, home: Path,
+                                                     value: str, dropped: bool) -> None:
+    spec = Sandbox(project, home=home).spec()
+    env = {"DATABASE_URL": value, "REMOTE": value}
+    assert scrub_env(env, spec) == ({} if dropped else env)
+
+
+def test_a_kept_name_keeps_its_url(project: Path, home: Path) -> None:
+    (home / ".swifty").mkdir()
+    (home / ".swifty" / "config.yaml").write_text(
+        "sandbox: {env: {keep: [DATABASE_URL]}}\n")
+    spec = Sandbox(project, home=home).spec()
+    env = {"DATABASE_URL": "postgres://a:b@h/db", "OTHER_URL": "postgres://a:b@h/db"}
+    assert scrub_env(env, spec) == {"DATABASE_URL": "postgres://a:b@h/db"}
 
 
 @pytest.mark.parametrize("count", [1000])
@@ -159,3 +202,70 @@ def test_globs_match_names_with_newlines(project: Path, home: Path) -> None:
     deep.mkdir(parents=True)
     (deep / "id.key").write_text("k")
     assert str(deep / "id.key") in Sandbox(project, home=home).spec().read_only
+
+
+def test_limits_from_settings_and_defaults(project: Path, home: Path) -> None:
+    from swifty_sandbox.policy.limits import default_max_memory, default_max_processes
+
+    box = Sandbox(project, home=home)
+    limits = box._limits(None, 1 << 20, None, None)
+    assert (limits.processes, limits.memory_bytes) == (default_max_processes(),
+                                                       default_max_memory())
+    assert not limits.processes_required
+    off = Sandbox(project, home=home, sandbox_mode="off")._limits(None, 1 << 20, None, None)
+    assert (off.processes, off.memory_bytes) == (None, None)  # `off` runs as it is
+    (home / ".swifty").mkdir()
+    (home / ".swifty" / "config.yaml").write_text(
+        "sandbox: {limits: {processes: 4096, memory: 2G}}\n")
+    limits = Sandbox(project, home=home)._limits(None, 1 << 20, None, None)
+    assert (limits.processes, limits.memory_bytes) == (4096, 2 << 30)
+    assert limits.processes_required
+    limits = Sandbox(project, home=home)._limits(None, 1 << 20, 0, 0)
+    assert (limits.processes, limits.memory_bytes) == (None, None)
+
+
+def test_a_committed_config_can_only_lower_the_caps(project: Path, home: Path) -> None:
+    (home / ".swifty").mkdir()
+    (home / ".swifty" / "config.yaml").write_text(
+        "sandbox: {limits: {processes: 300, memory: unlimited}}\n")
+    (project / ".swifty").mkdir()
+    (project / ".swifty" / "config.yaml").write_text(
+        "sandbox: {limits: {processes: 500, memory: 1G}}\n")
+    box = Sandbox(project, home=home)
+    assert (box.policy.settings.max_processes, box.policy.settings.max_memory) == (
+        300, 1 << 30)
+    (project / ".swifty" / "config.yaml").write_text(
+        "sandbox: {limits: {processes: unlimited, memory: 100%}}\n")
+    (home / ".swifty" / "config.yaml").write_text("")
+    box = Sandbox(project, home=home)
+    assert (box.policy.settings.max_processes, box.policy.settings.max_memory) == (
+        None, None)
+    assert len(box.warnings) == 2 and all("cannot loosen" in w for w in box.warnings)
+
+
+@pytest.mark.parametrize(("text", "size"), [("512M", 512 << 20), ("4G", 4 << 30),
+                                            ("1.5GiB", 3 << 29), ("1024", 1024),
+                                            ("2gb", 2 << 30), ("unlimited", 0)])
+def test_memory_sizes(text: str, size: int) -> None:
+    from swifty_sandbox.policy.limits import parse_memory
+
+    assert parse_memory(text) == size
+
+
+@pytest.mark.parametrize("text", ["", "0", "-1", "4X", "150%", "lots", "1e9"])
+def test_bad_memory_sizes(text: str) -> None:
+    from swifty_sandbox.policy.limits import parse_memory
+
+    with pytest.raises(ValueError, match="memory cap"):
+        parse_memory(text)
+
+
+def test_bad_limits_in_a_config_file_name_the_line(project: Path, home: Path) -> None:
+    from swifty_sandbox.policy import PolicyFileError
+
+    (home / ".swifty").mkdir()
+    (home / ".swifty" / "config.yaml").write_text(
+        "sandbox:\n  limits:\n    processes: many\n")
+    with pytest.raises(PolicyFileError) as info:
+        Sandbox(project, home=home)
+    assert info.value.line == 3 and "`many`" in str(info.value)

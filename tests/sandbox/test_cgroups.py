@@ -1,0 +1,63 @@
+"""Finding this process's cgroups (pure parsing) and making one for a command."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from swifty_sandbox.sandbox.linux import cgroups
+from swifty_sandbox.sandbox.linux.caps import prepare
+from swifty_sandbox.sandbox.spec import Limits
+
+V1 = """12:pids:/user.slice/user-1000.slice
+8:memory:/user.slice/user-1000.slice/session-2.scope
+1:name=systemd:/user.slice/user-1000.slice/session-2.scope
+0::/user.slice/user-1000.slice/session-2.scope
+"""
+V1_MOUNTS = """30 25 0:26 / /sys/fs/cgroup/unified rw,nosuid shared:10 - cgroup2 cgroup2 rw
+35 25 0:31 / /sys/fs/cgroup/pids rw,nosuid shared:15 - cgroup cgroup rw,pids
+36 25 0:32 / /sys/fs/cgroup/memory rw,nosuid shared:16 - cgroup cgroup rw,memory
+"""
+
+
+def test_cgroup_v1_hierarchies_come_first() -> None:
+    assert cgroups.own_cgroups(V1, V1_MOUNTS) == {
+        "pids": (1, "/sys/fs/cgroup/pids/user.slice/user-1000.slice"),
+        "memory": (1, "/sys/fs/cgroup/memory/user.slice/user-1000.slice/session-2.scope")}
+
+
+def test_cgroup_v2() -> None:
+    mounts = "29 23 0:26 / /sys/fs/cgroup rw,nosuid shared:4 - cgroup2 cgroup2 rw,nsdelegate\n"
+    own = "0::/user.slice/user-1000.slice/user@1000.service/app.slice/x.scope\n"
+    path = "/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/app.slice/x.scope"
+    assert cgroups.own_cgroups(own, mounts) == {"pids": (2, path), "memory": (2, path)}
+
+
+def test_a_container_mounts_its_own_subtree() -> None:
+    """Without a cgroup namespace the mount's root is the container's cgroup; a path
+    outside it (`/..`) is not ours to use. Escaped mount points are decoded."""
+    mounts = ("40 30 0:26 /docker/abc /sys/fs/cgroup/my\\040cg ro - cgroup2 cgroup2 rw\n")
+    assert cgroups.own_cgroups("0::/docker/abc/inner\n", mounts) == {
+        "pids": (2, "/sys/fs/cgroup/my cg/inner"), "memory": (2, "/sys/fs/cgroup/my cg/inner")}
+    assert cgroups.own_cgroups("0::/other\n", mounts) == {}
+    assert cgroups.own_cgroups("garbage\n", "garbage - too short\n") == {}
+
+
+@pytest.mark.skipif("pids" not in cgroups.places(), reason="no writable pids cgroup here")
+def test_a_command_cgroup_is_made_and_removed() -> None:
+    caps = prepare(Limits(processes=77, memory_bytes=300 << 20))
+    assert caps.cgroup is not None and caps.outer[:2] == ["/bin/sh", "-c"]
+    assert caps.outer[-1] == "--" and all(p.endswith("/cgroup.procs") for p in caps.outer[4:-1])
+    assert caps.prefix[1:] == [f"--data={300 << 20}:{300 << 20}", "--"]  # pids: cgroup
+    assert caps.preexec() is None  # no Python between fork and exec
+    pids = next(d for d in caps.cgroup.dirs if os.path.exists(f"{d}/pids.max"))
+    with open(f"{pids}/pids.max") as f:
+        assert f.read().strip() == "77"
+    assert caps.close() is False
+    assert not any(os.path.exists(d) for d in caps.cgroup.dirs)
+
+
+def test_no_caps_no_cgroup() -> None:
+    caps = prepare(Limits())
+    assert caps.cgroup is None and caps.preexec() is None and caps.prefix == []
