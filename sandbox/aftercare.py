@@ -100,6 +100,8 @@ def move_aside(path: str) -> str | None:
 
 def _remove_guards(spec: SandboxSpec) -> None:
     for path in (*spec.guard_dirs, *spec.guard_files):
+        if not os.path.lexists(path):
+            continue  # the usual case: bwrap's mount point is gone with its namespace
         with contextlib.suppress(OSError), _parent(path) as (fd, name):
             info = os.lstat(name, dir_fd=fd)
             if stat.S_ISDIR(info.st_mode):

@@ -512,20 +512,24 @@ def ensure_temp_dir(path: str) -> None:
 _URL_WITH_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*:[^/@\s]*@")
 
 
+@functools.lru_cache(maxsize=16)
+def _globs(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """Shell globs of variable names (any case) as one regex, compiled once."""
+    from fnmatch import translate
+
+    return re.compile("|".join(translate(p.upper()) for p in patterns) or r"(?!)")
+
+
 def scrub_env(environ: dict[str, str], spec: SandboxSpec) -> dict[str, str]:
     """The environment without secrets: names matching a drop glob (any case), and
     values holding a URL with a password, are removed unless a keep glob names them.
     Unless /tmp is the host's, TMPDIR is /tmp."""
-    from fnmatch import fnmatchcase
-
-    drop = [p.upper() for p in spec.env_drop]
-    keep = [p.upper() for p in spec.env_keep]
+    drop, keep = _globs(spec.env_drop), _globs(spec.env_keep)
     out = {}
     for name, value in environ.items():
         upper = name.upper()
-        if (any(fnmatchcase(upper, p) for p in drop)
-                or ("://" in value and _URL_WITH_PASSWORD.search(value))) and not any(
-                fnmatchcase(upper, p) for p in keep):
+        if (drop.match(upper) or ("://" in value and _URL_WITH_PASSWORD.search(value))) \
+                and not keep.match(upper):
             continue
         out[name] = value
     if "TMPDIR" in out and "/tmp" in (*spec.temp_mounts, *spec.private_dirs):
