@@ -64,11 +64,26 @@ PROTECTED_DIRS: frozenset[str] = frozenset({
     "~/.cache/swifty-sandbox",
 })
 
+# Agents' settings in the project: their hooks and MCP servers are programs the agent
+# starts on the host, and their allow lists decide without us. Read-only where they
+# exist; where missing they are watched (moved aside if a command creates them), not
+# guarded: an empty stand-in would be read by the agent as a broken settings file.
+AGENT_SETTINGS: tuple[str, ...] = (
+    "./.claude/settings.json",
+    "./.claude/settings.local.json",
+    "./.mcp.json",
+    "./.codex/config.toml",
+    "./.codex/hooks.json",
+    "./.gemini/settings.json",
+    "./.cursor/hooks.json",
+    "./.cursor/mcp.json",
+)
+
 POLICY_PATTERNS: frozenset[str] = frozenset({"./.swifty", "~/.swifty"})
 
 
 def mandatory_protected() -> tuple[str, ...]:
-    return PROJECT_PROTECTED + HOME_PROTECTED
+    return PROJECT_PROTECTED + AGENT_SETTINGS + HOME_PROTECTED
 
 
 def is_policy_pattern(pattern: str) -> bool:

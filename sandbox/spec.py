@@ -31,7 +31,7 @@ from swifty_sandbox.policy.loader import (
     project_state_dir,
 )
 from swifty_sandbox.policy.messages import t
-from swifty_sandbox.policy.protected import PROTECTED_DIRS, SYSTEM_DIRS
+from swifty_sandbox.policy.protected import AGENT_SETTINGS, PROTECTED_DIRS, SYSTEM_DIRS
 from swifty_sandbox.policy.rules import PathPattern
 
 from . import gitfiles
@@ -303,7 +303,10 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
     guard: list[str] = []
     guard_files: list[str] = []
     missing = [(p.literal, p.text in PROTECTED_DIRS) for p in policy.protected
-               if p.literal is not None]
+               if p.literal is not None and p.text not in AGENT_SETTINGS]
+    watch_agents = tuple(p.literal for p in policy.protected if p.literal is not None
+                         and p.text in AGENT_SETTINGS and project in roots
+                         and not os.path.lexists(p.literal))
     for path, is_dir in (*missing, *((g, True) for g in git.guard),
                          *((g, False) for g in git.guard_files)):
         if (_inside_any(path, roots) and not os.path.lexists(path)
@@ -371,7 +374,7 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         limits=limits or Limits(),
         temp_dir=temp_dir,
         temp_mounts=TEMP_MOUNTS if temp_dir else (),
-        watch=(*git.watch, *watch_repo),
+        watch=(*git.watch, *watch_repo, *watch_agents),
         guard_files=tuple(dict.fromkeys(guard_files)),
         bwrap=settings.bwrap,
         markers=tuple(marked),

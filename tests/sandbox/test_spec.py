@@ -38,7 +38,12 @@ def test_default_spec(project: Path, home: Path) -> None:
     assert spec.guard_dirs == (str(project / ".swifty"),)  # missing: guarded empty
     # Missing files git would trust: whatever a command creates there is moved aside.
     assert set(spec.watch) == {str(project / ".git" / "config.worktree"),
-                               str(project / ".git" / "commondir")}
+                               str(project / ".git" / "commondir"),
+                               *(str(project / n) for n in (
+                                   ".claude/settings.json", ".claude/settings.local.json",
+                                   ".mcp.json", ".codex/config.toml", ".codex/hooks.json",
+                                   ".gemini/settings.json", ".cursor/hooks.json",
+                                   ".cursor/mcp.json"))}
     assert under(spec.unreadable_dirs, home) == (str(home / ".ssh"), str(temp))
     assert under(spec.unreadable_files, home) == (str(home / ".netrc"),)
     assert spec.read_roots is None and not spec.nested_namespaces
