@@ -19,6 +19,7 @@ _COMMANDS = {
     "policy": "audit:policy_group",
     "schema": "audit:schema_command",
     "serve": "serve:serve",
+    "hook": "hook:hook",
 }
 
 

@@ -34,6 +34,10 @@ def prompt(request: Request, decision: Decision) -> Answer:
     return _ANSWERS.get(reply.strip().lower(), Answer.NO)
 
 
+def _approved(request: Request, decision: Decision) -> Answer:
+    return Answer.YES
+
+
 @click.command(context_settings={"ignore_unknown_options": True})
 @project_option
 @mode_option
@@ -48,11 +52,14 @@ def prompt(request: Request, decision: Decision) -> Answer:
               help="Cap on the command's memory: 4G, 512M, 50% (of physical memory) or "
                    "`unlimited` (default: sandbox.limits.memory, else 75%).")
 @click.option("-c", "command", help="A shell command string (run with bash -c).")
+@click.option("--approved", is_flag=True,
+              help="A person already approved this command in the agent's own prompt "
+                   "(written by `hook claude-code`): an ask runs, a deny still holds.")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @reports_errors
 def run(project: Path | None, mode: str | None, sandbox_mode: str | None, as_json: bool,
         timeout: float | None, max_processes: str | None, max_memory: str | None,
-        command: str | None, args: tuple[str, ...]) -> None:
+        command: str | None, approved: bool, args: tuple[str, ...]) -> None:
     """Run a command confined: no network, writes only in the project and temp dirs.
 
     Exit status: the command's own; 126 denied by policy; 125 the sandbox could not be
@@ -70,8 +77,8 @@ def run(project: Path | None, mode: str | None, sandbox_mode: str | None, as_jso
     except ValueError as e:
         raise UsageError(str(e)) from e
     interactive = not as_json and sys.stdin.isatty() and sys.stderr.isatty()
-    box = Sandbox(project, mode=mode, sandbox_mode=sandbox_mode,
-                  ask=prompt if interactive else None)
+    asker = _approved if approved else prompt if interactive else None
+    box = Sandbox(project, mode=mode, sandbox_mode=sandbox_mode, ask=asker)
     for warning in box.warnings:
         warn(warning)
     request = Request.bash(command) if command is not None else Request.bash_argv(args)

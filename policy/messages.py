@@ -427,6 +427,39 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "swifty-sandbox: {reason}\n  {request}\nAllow? [y]es / [n]o / [a]lways: ",
         "swifty-sandbox：{reason}\n  {request}\n是否允许？[y] 是 / [n] 否 / [a] 总是：",
     ),
+    # -- agent hooks ---------------------------------------------------------------------
+    "hook.bad_input": (
+        "swifty-sandbox hook {agent}: the hook input is not what {agent} sends ({error}); "
+        "the tool call is blocked. Check that the hook is installed on the right event "
+        "(`swifty-sandbox init {agent}`).",
+        "swifty-sandbox hook {agent}：钩子输入不是 {agent} 发送的格式（{error}）；"
+        "该工具调用已被阻止。"
+        "请确认钩子安装在正确的事件上（`swifty-sandbox init {agent}`）。",
+    ),
+    "hook.error": (
+        "swifty-sandbox hook {agent}: {error}. The tool call is blocked until this is "
+        "fixed.",
+        "swifty-sandbox hook {agent}：{error}。在修复之前，该工具调用会被阻止。",
+    ),
+    "hook.ask_denied": (
+        "{reason} Not run: {agent} cannot ask a person from its hook. To allow it, add "
+        "{rules} with `effect: allow` to .swifty/permissions.local.yaml, or run it "
+        "yourself in a terminal.",
+        "{reason} 未运行：{agent} 无法在钩子中询问用户。如需允许，请将 {rules}（`effect: allow`）"
+        "加入 .swifty/permissions.local.yaml，或自行在终端中运行。",
+    ),
+    "hook.ask_denied_norule": (
+        "{reason} Not run: {agent} cannot ask a person from its hook, and no exact rule "
+        "can allow this command. Split it into plain commands, or run it yourself in a "
+        "terminal.",
+        "{reason} 未运行：{agent} 无法在钩子中询问用户，且没有精确的规则能允许该命令。"
+        "请拆分为普通命令，或自行在终端中运行。",
+    ),
+    "hook.network": (
+        "Needs approval: {tool} reaches the network, and swifty-sandbox has no network "
+        "allowlist yet.",
+        "需要批准：{tool} 会访问网络，而 swifty-sandbox 尚无网络白名单。",
+    ),
     # -- audit ---------------------------------------------------------------------------
     "audit.yaml-syntax.hint": ("Fix the YAML syntax at this position.", "修正此处的 YAML 语法。"),
     "audit.schema.hint": (

@@ -1,0 +1,53 @@
+"""`swifty-sandbox hook AGENT`: the agent's pre-tool hook (stdin JSON → its answer)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from swifty_sandbox.policy.messages import t
+from swifty_sandbox.sandbox.hooks import Agent, HookAnswer, answer_hook, blocked
+
+
+def runner() -> list[str]:
+    """How the rewritten command calls us back: the installed script next to this
+    interpreter, else this interpreter with `-P` (the working directory, which the agent
+    controls, never goes on the import path)."""
+    script = Path(sys.executable).with_name("swifty-sandbox")
+    if script.is_file():
+        return [str(script)]
+    return [sys.executable, "-P", "-m", "swifty_sandbox.cli"]
+
+
+@click.command()
+@click.argument("agent", type=click.Choice([a.value for a in Agent]))
+def hook(agent: str) -> None:
+    """Answer AGENT's pre-tool hook: its JSON on stdin, our decision on stdout.
+
+    \b
+      claude-code  PreToolUse: allow | deny | ask; an allowed Bash command is
+                   rewritten to run confined through `swifty-sandbox run`
+      codex        PreToolUse (Bash): deny with the reason, or no objection
+      gemini       BeforeTool (run_shell_command): {"decision", "reason"}
+      cursor       beforeShellExecution: {"permission", "user_message", "agent_message"}
+    Broken input or any error blocks the tool call (exit 2, the reason on stderr).
+    Installed by `swifty-sandbox init AGENT`.
+    """
+    which = Agent(agent)
+    try:
+        answer = answer_hook(which, sys.stdin.buffer.read(), runner())
+    except BaseException as e:  # even an interrupt must not read as allow
+        answer = blocked(which, t("hook.error", agent=agent, error=type(e).__name__))
+    _emit(answer)
+
+
+def _emit(answer: HookAnswer) -> None:
+    if answer.stdout:
+        sys.stdout.write(answer.stdout + "\n")
+        sys.stdout.flush()
+    if answer.stderr:
+        sys.stderr.write(answer.stderr)
+        sys.stderr.flush()
+    raise SystemExit(answer.exit_code)

@@ -1,0 +1,327 @@
+"""Pre-tool hooks of the agents people run (SPEC §5): the agent's JSON in, our decision
+out in that agent's format.
+
+Claude Code can rewrite a tool call, so an allowed (or person-approved) Bash command
+is rewritten to run through `swifty-sandbox run`: it executes confined. The other
+agents only take a decision; the commands they run are not confined by us, so they are
+decided as if the sandbox were off (the auto-allow that confinement earns does not
+apply): an ask stays an ask.
+
+Fail closed: input that is not the agent's documented shape, a broken rules file or any
+internal error is the agent's blocking answer (exit 2, the reason on stderr), never an
+exit that the agent reads as "go ahead".
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from swifty_sandbox.policy import (
+    Decision,
+    Effect,
+    Layer,
+    Mode,
+    Request,
+    SandboxMode,
+    Tool,
+    find_project,
+    suggest_rules,
+)
+from swifty_sandbox.policy.messages import t
+
+from .api import Sandbox
+
+EXIT_BLOCK = 2  # every supported agent reads exit 2 as "block", with stderr as the reason
+
+
+class Agent(enum.StrEnum):
+    CLAUDE_CODE = "claude-code"
+    CODEX = "codex"
+    GEMINI = "gemini"
+    CURSOR = "cursor"
+
+    @property
+    def display(self) -> str:
+        return _TITLES[self]
+
+    @property
+    def confines(self) -> bool:
+        """Whether our answer can make the command run through `swifty-sandbox run`."""
+        return self is Agent.CLAUDE_CODE
+
+
+_TITLES = {Agent.CLAUDE_CODE: "Claude Code", Agent.CODEX: "Codex CLI",
+           Agent.GEMINI: "Gemini CLI", Agent.CURSOR: "Cursor"}
+
+
+class HookInputError(ValueError):
+    """The hook input is not the agent's documented shape."""
+
+
+# The agent's permission_mode (Claude Code and Codex send the same names) → ours.
+_MODES = {"default": Mode.DEFAULT, "acceptEdits": Mode.ACCEPT_EDITS, "plan": Mode.PLAN,
+          "bypassPermissions": Mode.BYPASS}
+
+# Claude Code's file tools → ours, and the key holding the path.
+_CLAUDE_FILE_TOOLS: dict[str, tuple[Tool, tuple[str, ...]]] = {
+    "Read": (Tool.READ_FILE, ("file_path",)),
+    "Write": (Tool.WRITE_FILE, ("file_path",)),
+    "Edit": (Tool.EDIT_FILE, ("file_path",)),
+    "MultiEdit": (Tool.EDIT_FILE, ("file_path",)),
+    "NotebookEdit": (Tool.EDIT_FILE, ("notebook_path", "file_path")),
+    "Grep": (Tool.READ_FILE, ("path",)),
+    "Glob": (Tool.READ_FILE, ("path",)),
+}
+_NETWORK_TOOLS = frozenset({"WebFetch"})
+
+
+@dataclass(frozen=True, slots=True)
+class HookCall:
+    """What the agent asked, in our terms. `request` None: a tool we do not decide."""
+
+    cwd: Path
+    request: Request | None
+    mode: Mode | None = None
+    tool_input: dict[str, object] = field(default_factory=dict)
+    network: str | None = None  # a network tool's name: asks until an allowlist exists
+
+
+@dataclass(frozen=True, slots=True)
+class HookAnswer:
+    stdout: str
+    stderr: str
+    exit_code: int
+
+
+# -- reading the agent's input -------------------------------------------------------------
+
+def _text(payload: dict[str, object], key: str, *, required: bool = True) -> str | None:
+    value = payload.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or not value:
+        raise HookInputError(f"`{key}` must be a non-empty string")
+    return value
+
+
+def _object(payload: dict[str, object], key: str) -> dict[str, object]:
+    value = payload.get(key)
+    if not isinstance(value, dict):
+        raise HookInputError(f"`{key}` must be a JSON object")
+    return value
+
+
+def _event(payload: dict[str, object], expected: str) -> None:
+    event = payload.get("hook_event_name")
+    if event is not None and event != expected:
+        raise HookInputError(f"`hook_event_name` is {event!r}; this hook answers {expected}")
+
+
+def _cwd(payload: dict[str, object]) -> Path:
+    cwd = _text(payload, "cwd")
+    assert cwd is not None
+    if not cwd.startswith("/"):
+        raise HookInputError("`cwd` must be an absolute path")
+    return Path(cwd)
+
+
+def _mode(payload: dict[str, object]) -> Mode:
+    value = payload.get("permission_mode")
+    return _MODES.get(value, Mode.DEFAULT) if isinstance(value, str) else Mode.DEFAULT
+
+
+def _parse_claude(payload: dict[str, object]) -> HookCall:
+    _event(payload, "PreToolUse")
+    tool = _text(payload, "tool_name")
+    tool_input = _object(payload, "tool_input")
+    cwd, mode = _cwd(payload), _mode(payload)
+    if tool == "Bash":
+        command = _text(tool_input, "command")
+        assert command is not None
+        return HookCall(cwd, Request.bash(command), mode, tool_input)
+    if tool in _CLAUDE_FILE_TOOLS:
+        ours, keys = _CLAUDE_FILE_TOOLS[tool]
+        key = next((k for k in keys if k in tool_input), keys[0])
+        # Grep and Glob search the working directory when no path is given.
+        path = _text(tool_input, key, required=tool not in ("Grep", "Glob")) or "."
+        return HookCall(cwd, Request.file(ours, str(cwd / path)), mode, tool_input)
+    if tool in _NETWORK_TOOLS:
+        return HookCall(cwd, None, mode, tool_input, network=tool)
+    return HookCall(cwd, None, mode, tool_input)
+
+
+def _parse_codex(payload: dict[str, object]) -> HookCall:
+    _event(payload, "PreToolUse")
+    tool = _text(payload, "tool_name")
+    tool_input = _object(payload, "tool_input")
+    cwd, mode = _cwd(payload), _mode(payload)
+    if tool != "Bash":
+        return HookCall(cwd, None, mode, tool_input)
+    command = _text(tool_input, "command")
+    assert command is not None
+    return HookCall(cwd, Request.bash(command), mode, tool_input)
+
+
+def _parse_gemini(payload: dict[str, object]) -> HookCall:
+    _event(payload, "BeforeTool")
+    tool = _text(payload, "tool_name")
+    tool_input = _object(payload, "tool_input")
+    cwd = _cwd(payload)
+    if tool != "run_shell_command":
+        return HookCall(cwd, None, None, tool_input)
+    command = _text(tool_input, "command")
+    assert command is not None
+    # The command runs in `dir_path` (relative to the workspace) when given.
+    where = tool_input.get("dir_path")
+    if isinstance(where, str) and where:
+        cwd = cwd / where
+    return HookCall(cwd, Request.bash(command), None, tool_input)
+
+
+def _parse_cursor(payload: dict[str, object]) -> HookCall:
+    _event(payload, "beforeShellExecution")
+    command = _text(payload, "command")
+    assert command is not None
+    cwd = payload.get("cwd")
+    if not (isinstance(cwd, str) and cwd.startswith("/")):
+        roots = payload.get("workspace_roots")
+        cwd = roots[0] if isinstance(roots, list) and roots and isinstance(roots[0], str) \
+            else None
+    if not (isinstance(cwd, str) and cwd.startswith("/")):
+        raise HookInputError("`cwd` (or `workspace_roots`) must name an absolute path")
+    return HookCall(Path(cwd), Request.bash(command))
+
+
+_PARSERS = {Agent.CLAUDE_CODE: _parse_claude, Agent.CODEX: _parse_codex,
+            Agent.GEMINI: _parse_gemini, Agent.CURSOR: _parse_cursor}
+
+
+def parse_call(agent: Agent, raw: str | bytes) -> HookCall:
+    """The agent's hook JSON → a `HookCall`; raises `HookInputError` on any other shape."""
+    try:
+        payload = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise HookInputError(f"not JSON ({e})") from e
+    if not isinstance(payload, dict):
+        raise HookInputError("the input must be a JSON object")
+    return _PARSERS[agent](payload)
+
+
+# -- the rewrite ------------------------------------------------------------------------------
+
+def confined_command(runner: Sequence[str], command: str, project: Path, mode: Mode | None,
+                     sandbox_mode: SandboxMode, *, approved: bool = False) -> str:
+    """`command` as a shell string that runs it through `swifty-sandbox run`.
+
+    Every word is quoted with `shlex.quote`, so any command — quotes, newlines, heredocs,
+    `$`, backticks — reaches `run -c` byte for byte, and nothing of it is expanded by
+    the outer shell.
+    """
+    argv = [*runner, "run", "--project", str(project), "--sandbox", sandbox_mode.value]
+    if mode is not None:
+        argv += ["--mode", mode.value]
+    if approved:
+        argv.append("--approved")
+    return shlex.join([*argv, "-c", command])
+
+
+# -- answering --------------------------------------------------------------------------------
+
+def _how_to_allow(box: Sandbox, request: Request, decision: Decision, agent: Agent) -> str:
+    """An ask the agent cannot put to a person: denied, saying how to allow it."""
+    rules = suggest_rules(box.policy, request) if decision.layer is not Layer.ANALYSIS else []
+    if rules:
+        return t("hook.ask_denied", reason=decision.reason, agent=agent.display,
+                 rules=", ".join(f"`{r}`" for r in rules))
+    return t("hook.ask_denied_norule", reason=decision.reason, agent=agent.display)
+
+
+def _claude(call: HookCall, box: Sandbox | None, decision: Decision,
+            runner: Sequence[str]) -> dict[str, object]:
+    output: dict[str, object] = {"hookEventName": "PreToolUse",
+                                 "permissionDecision": decision.effect.value,
+                                 "permissionDecisionReason": decision.reason}
+    request = call.request
+    if (box is not None and request is not None and request.tool is Tool.BASH
+            and decision.effect is not Effect.DENY
+            and box.effective_sandbox_mode is not SandboxMode.OFF):
+        assert request.command is not None
+        # An ask shows the rewritten command in Claude Code's own prompt; once the person
+        # says yes it runs confined too (`--approved`: the ask is answered; a deny holds).
+        command = confined_command(runner, request.command, box.project, call.mode,
+                                   box.effective_sandbox_mode,
+                                   approved=decision.effect is Effect.ASK)
+        output["updatedInput"] = {**call.tool_input, "command": command}
+    return {"hookSpecificOutput": output}
+
+
+def _answer(agent: Agent, call: HookCall, box: Sandbox | None, decision: Decision,
+            runner: Sequence[str]) -> HookAnswer:
+    if agent is Agent.CLAUDE_CODE:
+        return HookAnswer(json.dumps(_claude(call, box, decision, runner),
+                                     ensure_ascii=False), "", 0)
+    effect, reason = decision.effect, decision.reason
+    if agent is Agent.CURSOR:
+        message = {"permission": effect.value, "user_message": reason, "agent_message": reason}
+        return HookAnswer(json.dumps(message, ensure_ascii=False), "", 0)
+    if effect is Effect.ASK:  # Codex and Gemini have no usable ask
+        assert box is not None and call.request is not None
+        effect, reason = Effect.DENY, _how_to_allow(box, call.request, decision, agent)
+    if agent is Agent.GEMINI:
+        return HookAnswer(json.dumps({"decision": effect.value, "reason": reason},
+                                     ensure_ascii=False), "", 0)
+    if effect is Effect.DENY:  # Codex
+        deny = {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                       "permissionDecision": "deny",
+                                       "permissionDecisionReason": reason}}
+        return HookAnswer(json.dumps(deny, ensure_ascii=False), "", 0)
+    # Codex reads an empty answer as "no objection" (its own approval policy then applies).
+    return HookAnswer("", "", 0)
+
+
+def _defer(agent: Agent) -> HookAnswer:
+    """A tool we do not decide: no opinion, the agent's own permission flow applies."""
+    return HookAnswer("{}" if agent is Agent.GEMINI else "", "", 0)
+
+
+def blocked(agent: Agent, message: str) -> HookAnswer:
+    """The fail-closed answer: exit 2 with the reason on stderr (and, for Cursor, its
+    JSON deny too, in case a version reads stdout first)."""
+    stdout = ""
+    if agent is Agent.CURSOR:
+        stdout = json.dumps({"permission": "deny", "user_message": message,
+                             "agent_message": message}, ensure_ascii=False)
+    return HookAnswer(stdout, message + "\n", EXIT_BLOCK)
+
+
+def answer_hook(agent: Agent, raw: str | bytes, runner: Sequence[str], *,
+                home: Path | None = None) -> HookAnswer:
+    """The whole hook: never raises, never answers "allow" for what it could not decide."""
+    try:
+        call = parse_call(agent, raw)
+    except HookInputError as e:
+        return blocked(agent, t("hook.bad_input", agent=agent.value, error=e))
+    try:
+        if call.network is not None:
+            reason = t("hook.network", tool=call.network)
+            return _answer(agent, call, None, Decision(Effect.ASK, reason, Layer.RULE),
+                           runner)
+        if call.request is None:
+            return _defer(agent)
+        box = Sandbox(find_project(call.cwd), home=home, mode=call.mode)
+        if not agent.confines:
+            # We do not run the command: it gets no auto-allow for running confined.
+            box.sandbox_mode = SandboxMode.OFF
+        return _answer(agent, call, box, box.check(call.request), runner)
+    except Exception as e:  # any failure blocks, never allows
+        detail = e.diagnostics() if hasattr(e, "diagnostics") else f"{type(e).__name__}: {e}"
+        return blocked(agent, t("hook.error", agent=agent.value, error=detail))
+
+
+__all__ = ["EXIT_BLOCK", "Agent", "HookAnswer", "HookCall", "HookInputError", "answer_hook",
+           "blocked", "confined_command", "parse_call"]
