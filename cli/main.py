@@ -20,6 +20,7 @@ _COMMANDS = {
     "schema": "audit:schema_command",
     "serve": "serve:serve",
     "hook": "hook:hook",
+    "init": "init:init_command",
 }
 
 

@@ -460,6 +460,30 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "allowlist yet.",
         "需要批准：{tool} 会访问网络，而 swifty-sandbox 尚无网络白名单。",
     ),
+    "init.malformed": (
+        "{file} is not valid JSON ({error}); nothing was changed. Fix it or move it aside, "
+        "then run `swifty-sandbox init {agent}` again.",
+        "{file} 不是有效的 JSON（{error}）；未做任何修改。请修复或移走该文件，"
+        "然后再次运行 `swifty-sandbox init {agent}`。",
+    ),
+    "init.unexpected": (
+        "{file}: `{key}` is not {expected}, as {agent} expects; nothing was changed. Fix "
+        "it, then run `swifty-sandbox init {agent}` again.",
+        "{file}：`{key}` 不是 {agent} 所要求的 {expected}；未做任何修改。"
+        "请修复后再次运行 `swifty-sandbox init {agent}`。",
+    ),
+    "init.unreadable": (
+        "cannot read {file} ({error}); nothing was changed.",
+        "无法读取 {file}（{error}）；未做任何修改。",
+    ),
+    "init.done": (
+        "Installed the swifty-sandbox hook for {agent} in {file}.",
+        "已在 {file} 中为 {agent} 安装 swifty-sandbox 钩子。",
+    ),
+    "init.already": (
+        "The swifty-sandbox hook for {agent} is already in {file}; nothing to change.",
+        "{file} 中已有 {agent} 的 swifty-sandbox 钩子；无需修改。",
+    ),
     # -- audit ---------------------------------------------------------------------------
     "audit.yaml-syntax.hint": ("Fix the YAML syntax at this position.", "修正此处的 YAML 语法。"),
     "audit.schema.hint": (

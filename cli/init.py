@@ -1,0 +1,192 @@
+"""`swifty-sandbox init AGENT [--user]`: install `hook AGENT` into the agent's settings.
+
+The settings file is merged, never replaced: everything in it stays, our hook entry is
+added once (a second run changes nothing), the change is shown as a diff, and the file
+is replaced atomically. A file that is not valid JSON, or whose `hooks` is not what the
+agent expects, is refused (exit 2) and left untouched.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import shlex
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+from swifty_sandbox.policy import SwiftyError, find_project
+from swifty_sandbox.policy.messages import t
+from swifty_sandbox.sandbox.hooks import Agent
+
+from .common import project_option, reports_errors
+from .hook import runner
+
+LOCAL_RULES = ".swifty/permissions.local.yaml"
+
+
+class SettingsFileError(SwiftyError):
+    code = "settings-file"
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    folder: str  # under the project, or under home with --user
+    file: str
+    event: str
+    matcher: str | None
+
+
+# Claude Code's tools that `hook claude-code` decides (the rest stay with Claude Code).
+CLAUDE_TOOLS = "Bash|Read|Write|Edit|MultiEdit|NotebookEdit|Grep|Glob|WebFetch"
+TARGETS = {
+    Agent.CLAUDE_CODE: Target(".claude", "settings.json", "PreToolUse", CLAUDE_TOOLS),
+    Agent.CODEX: Target(".codex", "hooks.json", "PreToolUse", "^Bash$"),
+    Agent.GEMINI: Target(".gemini", "settings.json", "BeforeTool", "^run_shell_command$"),
+    Agent.CURSOR: Target(".cursor", "hooks.json", "beforeShellExecution", None),
+}
+
+
+def hook_command(agent: Agent, user: bool) -> str:
+    """The command the agent runs. `|| exit 2`: if swifty-sandbox cannot be found (127)
+    the agent must block, not read the failure as "no objection". A project file is
+    shared, so it names the command on PATH; the user's own file names this install."""
+    program = shlex.join(runner()) if user else "swifty-sandbox"
+    return f"{program} hook {agent.value} || exit 2"
+
+
+def _entry(agent: Agent, command: str) -> dict[str, object]:
+    target = TARGETS[agent]
+    if agent is Agent.CURSOR:
+        return {"command": command}
+    hook: dict[str, object] = {"type": "command", "command": command}
+    if agent is Agent.GEMINI:
+        hook["name"] = "swifty-sandbox"
+    return {"matcher": target.matcher, "hooks": [hook]}
+
+
+def _installed(groups: list[object], agent: Agent) -> bool:
+    marker = f"hook {agent.value}"
+    for group in groups:
+        if not isinstance(group, dict):
+            continue
+        hooks = group.get("hooks") if agent is not Agent.CURSOR else [group]
+        for hook in hooks if isinstance(hooks, list) else []:
+            command = hook.get("command") if isinstance(hook, dict) else None
+            if isinstance(command, str) and "swifty-sandbox" in command and marker in command:
+                return True
+    return False
+
+
+def merged_settings(agent: Agent, path: Path, text: str | None, command: str) -> str | None:
+    """The settings text with our hook added; None when it is already there. Pure."""
+    try:
+        settings = json.loads(text) if text is not None and text.strip() else {}
+    except ValueError as e:
+        raise SettingsFileError(t("init.malformed", file=path, error=e, agent=agent.value)) \
+            from e
+    if not isinstance(settings, dict):
+        raise SettingsFileError(t("init.unexpected", file=path, key="(top level)",
+                                  expected="a JSON object", agent=agent.value))
+    hooks = settings.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise SettingsFileError(t("init.unexpected", file=path, key="hooks",
+                                  expected="a JSON object", agent=agent.value))
+    target = TARGETS[agent]
+    groups = hooks.setdefault(target.event, [])
+    if not isinstance(groups, list):
+        raise SettingsFileError(t("init.unexpected", file=path, key=f"hooks.{target.event}",
+                                  expected="a JSON list", agent=agent.value))
+    if _installed(groups, agent):
+        return None
+    if agent is Agent.CURSOR:
+        settings.setdefault("version", 1)
+    groups.append(_entry(agent, command))
+    return json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
+
+
+def with_ignore(text: str | None) -> str | None:
+    """`.gitignore` with the local rule file listed; None when it already is. Pure."""
+    lines = (text or "").splitlines()
+    if any(line.strip().lstrip("/") == LOCAL_RULES for line in lines):
+        return None
+    prefix = text or ""
+    if prefix and not prefix.endswith("\n"):
+        prefix += "\n"
+    return prefix + LOCAL_RULES + "\n"
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as e:
+        raise SettingsFileError(t("init.unreadable", file=path, error=e)) from e
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write beside the file and rename over it: readers see the old or the new file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, mode)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def _show(path: Path, old: str | None, new: str) -> None:
+    diff = difflib.unified_diff((old or "").splitlines(keepends=True),
+                                new.splitlines(keepends=True),
+                                fromfile=str(path) if old is not None else "/dev/null",
+                                tofile=str(path))
+    click.echo("".join(diff), nl=False)
+
+
+@click.command("init")
+@click.argument("agent", type=click.Choice([a.value for a in Agent]))
+@click.option("--user", is_flag=True,
+              help="Install in your own settings (~/.claude, ~/.codex, …) for every "
+                   "project, instead of the project's.")
+@project_option
+@reports_errors
+def init_command(agent: str, user: bool, project: Path | None) -> None:
+    """Install the swifty-sandbox hook into AGENT's settings, showing the diff.
+
+    \b
+      claude-code  .claude/settings.json   (PreToolUse)
+      codex        .codex/hooks.json       (PreToolUse)
+      gemini       .gemini/settings.json   (BeforeTool)
+      cursor       .cursor/hooks.json      (beforeShellExecution)
+    Also lists .swifty/permissions.local.yaml in the project's .gitignore.
+    """
+    which = Agent(agent)
+    root = find_project(project if project is not None else Path.cwd())
+    base = Path(os.path.expanduser("~")) if user else root
+    target = TARGETS[which]
+    path = base / target.folder / target.file
+    old = _read(path)
+    new = merged_settings(which, path, old, hook_command(which, user))
+    if new is None:
+        click.echo(t("init.already", agent=which.display, file=path))
+    else:
+        _show(path, old, new)
+        write_atomic(path, new)
+        click.echo(t("init.done", agent=which.display, file=path))
+    if (root / ".git").exists():
+        ignore = root / ".gitignore"
+        old_ignore = _read(ignore)
+        new_ignore = with_ignore(old_ignore)
+        if new_ignore is not None:
+            _show(ignore, old_ignore, new_ignore)
+            write_atomic(ignore, new_ignore)

@@ -1,0 +1,121 @@
+"""`swifty-sandbox init AGENT`: merged into empty, existing and malformed settings."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from swifty_sandbox.cli.init import CLAUDE_TOOLS
+from swifty_sandbox.cli.main import main
+
+FILES = {"claude-code": ".claude/settings.json", "codex": ".codex/hooks.json",
+         "gemini": ".gemini/settings.json", "cursor": ".cursor/hooks.json"}
+
+
+def init(project: Path, *args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, ["init", *args, "--project", str(project)])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_claude_code_into_an_empty_project(project: Path) -> None:
+    code, out, _ = init(project, "claude-code")
+    assert code == 0 and "+++ " in out and "Installed" in out
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    assert settings == {"hooks": {"PreToolUse": [{"matcher": CLAUDE_TOOLS, "hooks": [
+        {"type": "command", "command": "swifty-sandbox hook claude-code || exit 2"}]}]}}
+    assert (project / ".gitignore").read_text() == ".swifty/permissions.local.yaml\n"
+
+
+@pytest.mark.parametrize("agent", sorted(FILES))
+def test_every_agent_idempotent(project: Path, agent: str) -> None:
+    assert init(project, agent)[0] == 0
+    path = project / FILES[agent]
+    first = path.read_text()
+    code, out, _ = init(project, agent)
+    assert code == 0 and "already" in out and "+++" not in out
+    assert path.read_text() == first
+    text = json.dumps(json.loads(first))
+    assert f"swifty-sandbox hook {agent} || exit 2" in text
+    assert (project / ".gitignore").read_text().count("permissions.local.yaml") == 1
+
+
+def test_exact_shapes(project: Path) -> None:
+    for agent in FILES:
+        init(project, agent)
+    codex = json.loads((project / ".codex" / "hooks.json").read_text())
+    assert codex["hooks"]["PreToolUse"] == [{"matcher": "^Bash$", "hooks": [
+        {"type": "command", "command": "swifty-sandbox hook codex || exit 2"}]}]
+    gemini = json.loads((project / ".gemini" / "settings.json").read_text())
+    assert gemini["hooks"]["BeforeTool"] == [{"matcher": "^run_shell_command$", "hooks": [
+        {"type": "command", "command": "swifty-sandbox hook gemini || exit 2",
+         "name": "swifty-sandbox"}]}]
+    cursor = json.loads((project / ".cursor" / "hooks.json").read_text())
+    assert cursor == {"hooks": {"beforeShellExecution": [
+        {"command": "swifty-sandbox hook cursor || exit 2"}]}, "version": 1}
+
+
+def test_existing_settings_are_kept(project: Path) -> None:
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir()
+    existing = {"model": "opus", "permissions": {"allow": ["Bash(npm test)"]},
+                "hooks": {"PreToolUse": [{"matcher": "Write", "hooks": [
+                    {"type": "command", "command": "prettier --check"}]}],
+                          "Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}}
+    path.write_text(json.dumps(existing))
+    os.chmod(path, 0o600)
+    (project / ".gitignore").write_text("node_modules/")
+    code, out, _ = init(project, "claude-code")
+    assert code == 0 and "-{" in out  # the diff shows the old text going
+    merged = json.loads(path.read_text())
+    assert merged["model"] == "opus" and merged["permissions"] == existing["permissions"]
+    assert merged["hooks"]["Stop"] == existing["hooks"]["Stop"]
+    assert merged["hooks"]["PreToolUse"][0] == existing["hooks"]["PreToolUse"][0]
+    assert merged["hooks"]["PreToolUse"][1]["matcher"] == CLAUDE_TOOLS
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert (project / ".gitignore").read_text() == \
+        "node_modules/\n.swifty/permissions.local.yaml\n"
+
+
+@pytest.mark.parametrize("text", ['{"hooks": ', "[1, 2]", '{"hooks": []}',
+                                  '{"hooks": {"PreToolUse": {}}}', "// comment\n{}"])
+def test_malformed_settings_are_refused_untouched(project: Path, text: str) -> None:
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(text)
+    code, out, err = init(project, "claude-code")
+    assert code == 2 and str(path) in err and "nothing was changed" in err
+    assert path.read_text() == text and out == ""
+    assert list(path.parent.iterdir()) == [path]  # no temp file left behind
+
+
+def test_user_scope(project: Path, home: Path) -> None:
+    code, _, _ = init(project, "gemini", "--user")
+    assert code == 0
+    settings = json.loads((home / ".gemini" / "settings.json").read_text())
+    command = settings["hooks"]["BeforeTool"][0]["hooks"][0]["command"]
+    assert command.endswith(" hook gemini || exit 2") and command.startswith("/")
+    assert not (project / ".gemini").exists()
+
+
+def test_installed_command_fails_closed_without_swifty_sandbox(project: Path) -> None:
+    init(project, "claude-code")
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    payload = json.dumps({"cwd": str(project), "hook_event_name": "PreToolUse",
+                          "tool_name": "Bash", "tool_input": {"command": "ls"}})
+    missing = subprocess.run(["bash", "-c", command], input=payload, text=True,
+                             capture_output=True, check=False,
+                             env={**os.environ, "PATH": "/usr/bin:/bin"})
+    assert missing.returncode == 2  # command not found must block, not allow
+    bin_dir = str(Path(sys.executable).parent)
+    found = subprocess.run(["bash", "-c", command], input=payload, text=True,
+                           capture_output=True, check=False,
+                           env={**os.environ, "PATH": f"{bin_dir}:/usr/bin:/bin"})
+    assert found.returncode == 0
+    assert json.loads(found.stdout)["hookSpecificOutput"]["permissionDecision"] == "allow"
