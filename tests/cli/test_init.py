@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -63,7 +64,7 @@ def test_exact_shapes(project: Path) -> None:
 def test_existing_settings_are_kept(project: Path) -> None:
     path = project / ".claude" / "settings.json"
     path.parent.mkdir()
-    existing = {"model": "opus", "permissions": {"allow": ["Bash(npm test)"]},
+    existing: dict[str, Any] = {"model": "opus", "permissions": {"allow": ["Bash(npm test)"]},
                 "hooks": {"PreToolUse": [{"matcher": "Write", "hooks": [
                     {"type": "command", "command": "prettier --check"}]}],
                           "Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}}
