@@ -21,6 +21,7 @@ _COMMANDS = {
     "serve": "serve:serve",
     "hook": "hook:hook",
     "init": "init:init_command",
+    "mcp": "mcp:mcp_command",
 }
 
 

@@ -1,0 +1,188 @@
+"""`swifty-sandbox mcp`: a confined shell and policy-checked file tools for any MCP
+client, on the official `mcp` SDK (imported only here, only when the server starts).
+
+Every call is decided by the project's policy. `bash` then runs confined (no network,
+writes only in the project and its temp dir); the file tools run here, outside the
+sandbox, on the path the policy decided. A denial is an `isError` result with the
+reason. An ask goes to the person through MCP elicitation when the client offers it,
+otherwise it is denied with how to allow it. Calls are handled one at a time, so no
+command can swap a path between its decision and its use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import (
+    CallToolResult,
+    ClientCapabilities,
+    ElicitationCapability,
+    TextContent,
+)
+from pydantic import BaseModel, Field
+
+from swifty_sandbox.policy import Decision, Effect, Layer, Mode, Request, Tool, suggest_rules
+from swifty_sandbox.policy.messages import t
+
+from .api import Answer, Sandbox
+
+READ_LIMIT = 1 << 20  # bytes read_file returns at most
+DEFAULT_TIMEOUT = 120.0
+
+
+class Approval(BaseModel):
+    """What the elicitation form asks the person."""
+
+    allow: bool = Field(description="Allow this once")
+    always: bool = Field(default=False, description="Always allow it (adds a local rule)")
+
+
+def describe_sandbox(box: Sandbox) -> str:
+    """What the sandbox allows, in the words the tool descriptions give the model."""
+    policy = box.policy
+    hidden = list(dict.fromkeys([*policy.profile.deny_read, *policy.settings.deny_read]))
+    writable = [str(box.project)] if box.effective_mode is not Mode.PLAN else []
+    writable += [str(p) for p in policy.settings.writable]
+    return t("mcp.sandbox", writable=", ".join(writable) or "-",
+             hidden=", ".join(hidden[:12]) + (" …" if len(hidden) > 12 else ""))
+
+
+def _how_to_allow(box: Sandbox, request: Request, decision: Decision) -> str:
+    rules = suggest_rules(box.policy, request) if decision.layer is not Layer.ANALYSIS else []
+    if rules:
+        return t("mcp.ask_denied", reason=decision.reason,
+                 rules=", ".join(f"`{r}`" for r in rules))
+    return t("mcp.ask_denied_norule", reason=decision.reason)
+
+
+class Tools:
+    """The four tools over one `Sandbox`; one call at a time."""
+
+    def __init__(self, box: Sandbox) -> None:
+        self.box = box
+        self.lock = asyncio.Lock()
+
+    async def settle(self, request: Request, ctx: Context) -> tuple[Decision, Answer | None]:
+        """The decision; an ask is put to the person when the client can elicit."""
+        self.box.reload()  # rule files may have changed since the last call
+        decision = self.box.check(request)
+        if decision.effect is not Effect.ASK:
+            return decision, None
+        wanted = ClientCapabilities(elicitation=ElicitationCapability())
+        if not ctx.session.check_client_capability(wanted):
+            raise ToolError(_how_to_allow(self.box, request, decision))
+        reply = await ctx.elicit(t("mcp.elicit", reason=decision.reason,
+                                   request=request.describe()), schema=Approval)
+        data = getattr(reply, "data", None)
+        if reply.action != "accept" or not isinstance(data, Approval) or not data.allow:
+            raise ToolError(t("decision.user_denied", reason=decision.reason))
+        return decision, Answer.ALWAYS if data.always else Answer.YES
+
+    def path(self, path: str) -> Path:
+        given = Path(os.path.expanduser(path))
+        return given if given.is_absolute() else self.box.project / given
+
+    async def file_request(self, tool: Tool, path: str, ctx: Context) -> Path:
+        request = Request.file(tool, str(self.path(path)))
+        decision, answer = await self.settle(request, ctx)
+        if decision.effect is Effect.DENY:
+            raise ToolError(decision.reason)
+        if answer is Answer.ALWAYS:
+            self.box.always_allow(request)
+        return self.path(path)
+
+    async def bash(self, command: str, timeout: float | None, ctx: Context) -> CallToolResult:
+        async with self.lock:
+            request = Request.bash(command)
+            decision, answer = await self.settle(request, ctx)
+            if decision.effect is Effect.DENY:
+                raise ToolError(decision.reason)
+            limit = timeout if timeout is not None and timeout > 0 else DEFAULT_TIMEOUT
+            box = Sandbox(self.box.project, mode=self.box.mode,
+                          sandbox_mode=self.box.sandbox_mode,
+                          ask=(lambda r, d: answer) if answer is not None else None)
+            result = await anyio.to_thread.run_sync(
+                lambda: box.run(request, timeout=limit, cwd=self.box.project))
+            text = result.stdout
+            if result.stderr:
+                text += ("\n" if text and not text.endswith("\n") else "") + result.stderr
+            text += t("mcp.exit", code=result.exit_code)
+            return CallToolResult(content=[TextContent(type="text", text=text)],
+                                  is_error=result.is_error)
+
+    async def read_file(self, path: str, ctx: Context) -> str:
+        async with self.lock:
+            target = await self.file_request(Tool.READ_FILE, path, ctx)
+            try:
+                with open(target, "rb") as handle:
+                    data = handle.read(READ_LIMIT + 1)
+            except OSError as e:
+                raise ToolError(f"{target}: {e.strerror}") from e
+            text = data[:READ_LIMIT].decode(errors="replace")
+            return text + (t("mcp.truncated", limit=READ_LIMIT) if len(data) > READ_LIMIT
+                           else "")
+
+    async def write_file(self, path: str, content: str, ctx: Context) -> str:
+        async with self.lock:
+            target = await self.file_request(Tool.WRITE_FILE, path, ctx)
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(content, encoding="utf-8")
+            except OSError as e:
+                raise ToolError(f"{target}: {e.strerror}") from e
+            return t("mcp.written", path=target, size=len(content.encode()))
+
+    async def edit_file(self, path: str, old_string: str, new_string: str,
+                        replace_all: bool, ctx: Context) -> str:
+        async with self.lock:
+            target = await self.file_request(Tool.EDIT_FILE, path, ctx)
+            try:
+                text = target.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as e:
+                raise ToolError(f"{target}: {e}") from e
+            count = text.count(old_string) if old_string else 0
+            if count == 0 or (count > 1 and not replace_all):
+                raise ToolError(t("mcp.edit_mismatch", path=target, count=count))
+            new = text.replace(old_string, new_string, -1 if replace_all else 1)
+            try:
+                target.write_text(new, encoding="utf-8")
+            except OSError as e:
+                raise ToolError(f"{target}: {e.strerror}") from e
+            return t("mcp.edited", path=target, count=count if replace_all else 1)
+
+
+def build_server(box: Sandbox) -> MCPServer:
+    tools = Tools(box)
+    sandbox = describe_sandbox(box)
+    server: MCPServer = MCPServer("swifty-sandbox", instructions=sandbox)
+
+    @server.tool(description=t("mcp.tool.bash", sandbox=sandbox, timeout=DEFAULT_TIMEOUT))
+    async def bash(command: str, ctx: Context, timeout: float | None = None) -> CallToolResult:
+        return await tools.bash(command, timeout, ctx)
+
+    @server.tool(description=t("mcp.tool.read_file", sandbox=sandbox, limit=READ_LIMIT))
+    async def read_file(path: str, ctx: Context) -> str:
+        return await tools.read_file(path, ctx)
+
+    @server.tool(description=t("mcp.tool.write_file", sandbox=sandbox))
+    async def write_file(path: str, content: str, ctx: Context) -> str:
+        return await tools.write_file(path, content, ctx)
+
+    @server.tool(description=t("mcp.tool.edit_file", sandbox=sandbox))
+    async def edit_file(path: str, old_string: str, new_string: str, ctx: Context,
+                        replace_all: bool = False) -> str:
+        return await tools.edit_file(path, old_string, new_string, replace_all, ctx)
+
+    return server
+
+
+def serve_stdio(box: Sandbox) -> None:
+    build_server(box).run("stdio")
+
+
+__all__ = ["build_server", "describe_sandbox", "serve_stdio"]
