@@ -23,15 +23,42 @@ from .common import (
 )
 
 _ANSWERS = {"y": Answer.YES, "yes": Answer.YES, "n": Answer.NO, "no": Answer.NO,
-            "a": Answer.ALWAYS, "always": Answer.ALWAYS}
+            "a": Answer.ALWAYS, "always": Answer.ALWAYS, "": Answer.NO}
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report Ctrl-C
 
 
-def prompt(request: Request, decision: Decision) -> Answer:
-    """Ask on the terminal: yes / no / always (an empty or unknown answer is no)."""
-    text = t("prompt.question", reason=decision.reason, request=request.describe())
-    reply = click.prompt(text, default="n", show_default=False, prompt_suffix="",
-                         err=True)
-    return _ANSWERS.get(reply.strip().lower(), Answer.NO)
+class TerminalPrompt:
+    """Asks the person on the terminal: yes / no (the default) / always.
+
+    An unknown answer asks again; Ctrl-D is no; Ctrl-C stops swifty-sandbox quietly with
+    exit 130. Remembers whether the person said no, so the person is told "not run"
+    rather than the agent-facing "do not retry" text.
+    """
+
+    def __init__(self) -> None:
+        self.refused = False
+
+    def __call__(self, request: Request, decision: Decision) -> Answer:
+        text = t("prompt.question", reason=decision.reason, request=request.describe())
+        while True:
+            sys.stderr.write(text)
+            sys.stderr.flush()
+            try:
+                line = sys.stdin.readline()
+            except KeyboardInterrupt:
+                sys.stderr.write("\n")
+                raise SystemExit(EXIT_INTERRUPTED) from None
+            if not line:  # Ctrl-D
+                sys.stderr.write("\n")
+                answer = Answer.NO
+                break
+            found = _ANSWERS.get(line.strip().lower())
+            if found is not None:
+                answer = found
+                break
+            sys.stderr.write(t("prompt.again") + "\n")
+        self.refused = answer is Answer.NO
+        return answer
 
 
 def _approved(request: Request, decision: Decision) -> Answer:
@@ -77,7 +104,8 @@ def run(project: Path | None, mode: str | None, sandbox_mode: str | None, as_jso
     except ValueError as e:
         raise UsageError(str(e)) from e
     interactive = not as_json and sys.stdin.isatty() and sys.stderr.isatty()
-    asker = _approved if approved else prompt if interactive else None
+    person = TerminalPrompt()
+    asker = _approved if approved else person if interactive else None
     box = Sandbox(project, mode=mode, sandbox_mode=sandbox_mode, ask=asker)
     for warning in box.warnings:
         warn(warning)
@@ -89,8 +117,14 @@ def run(project: Path | None, mode: str | None, sandbox_mode: str | None, as_jso
         echo_json(result.as_json())
     else:
         # Output streams straight to the terminal; stdin stays the user's.
-        result = box.run(request, timeout=timeout, capture=False, stdin=None,
-                         memory_bytes=memory, processes=processes)
-        if result.stderr:
+        try:
+            result = box.run(request, timeout=timeout, capture=False, stdin=None,
+                             memory_bytes=memory, processes=processes)
+        except KeyboardInterrupt:
+            click.echo("", err=True)
+            raise SystemExit(EXIT_INTERRUPTED) from None
+        if person.refused:
+            click.echo(t("prompt.not_run"), err=True)
+        elif result.stderr:
             click.echo(result.stderr, err=True, nl=False)
     raise SystemExit(result.exit_code)

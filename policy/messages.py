@@ -227,9 +227,19 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "programs.not_count": ("`{key}` must be a whole number", "`{key}` 必须为非负整数"),
     "decision.noninteractive": (
         "Denied: this needs a person's approval and none is available "
-        "(non-interactive). {reason}",
-        "已拒绝：需要人工批准但当前为非交互环境。{reason}",
+        "(non-interactive). {reason} To allow it: {how}.",
+        "已拒绝：需要人工批准但当前为非交互环境。{reason} 如需允许：{how}。",
     ),
+    "how.rule": (
+        "add {rules} with `effect: allow` to .swifty/permissions.local.yaml",
+        "将 {rules}（`effect: allow`）加入 .swifty/permissions.local.yaml",
+    ),
+    "how.auto": (
+        "run with `--sandbox auto` (the command then runs confined without asking)",
+        "使用 `--sandbox auto` 运行（命令将受限运行且不再询问）",
+    ),
+    "how.terminal": ("run it on a terminal to be asked", "在终端中运行以便被询问"),
+    "how.or": (" or ", "，或"),
     "decision.user_denied": (
         "Denied by the user. {reason} Do not retry it; choose another way or ask.",
         "用户已拒绝。{reason} 请勿重试；换一种做法或先询问。",
@@ -424,9 +434,14 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "{seconds} 秒后超时；整个进程树已被终止。长任务请在总超时内分小步轮询。",
     ),
     "prompt.question": (
-        "swifty-sandbox: {reason}\n  {request}\nAllow? [y]es / [n]o / [a]lways: ",
-        "swifty-sandbox：{reason}\n  {request}\n是否允许？[y] 是 / [n] 否 / [a] 总是：",
+        "swifty-sandbox asks: {reason}\n  {request}\nAllow it? [y]es, [N]o, [a]lways "
+        "(adds a rule to .swifty/permissions.local.yaml): ",
+        "swifty-sandbox 询问：{reason}\n  {request}\n是否允许？[y] 是，[N] 否，[a] 总是"
+        "（在 .swifty/permissions.local.yaml 中添加规则）：",
     ),
+    "prompt.again": ("Please answer y, n or a.", "请回答 y、n 或 a。"),
+    "prompt.not_run": ("swifty-sandbox: not run (you answered no).",
+                       "swifty-sandbox：未运行（你选择了否）。"),
     # -- agent hooks ---------------------------------------------------------------------
     "hook.bad_input": (
         "swifty-sandbox hook {agent}: the hook input is not what {agent} sends ({error}); "

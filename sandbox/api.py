@@ -13,6 +13,7 @@ from typing import IO
 from swifty_sandbox.policy import (
     Decision,
     Effect,
+    Layer,
     Mode,
     Policy,
     Request,
@@ -166,7 +167,8 @@ class Sandbox:
         if decision.effect is not Effect.ASK:
             return decision
         if self.ask is None:
-            return Decision(Effect.DENY, t("decision.noninteractive", reason=decision.reason),
+            return Decision(Effect.DENY, t("decision.noninteractive", reason=decision.reason,
+                                           how=self.how_to_allow(request, decision)),
                             decision.layer, decision.category, decision.rule)
         answer = self.ask(request, decision)
         if answer is Answer.NO:
@@ -176,6 +178,21 @@ class Sandbox:
             self.always_allow(request)
         return Decision(Effect.ALLOW, t("decision.user_allowed", reason=decision.reason),
                         decision.layer, decision.category, decision.rule)
+
+    def how_to_allow(self, request: Request, decision: Decision) -> str:
+        """The ways to let an ask through without a person: the exact rule to add,
+        `--sandbox auto` when only the mode asked for a command, a terminal."""
+        ways = []
+        rules = suggest_rules(self.policy, request) if decision.layer is not Layer.ANALYSIS \
+            else []
+        if rules:
+            ways.append(t("how.rule", rules=", ".join(f"`{r}`" for r in rules)))
+        if (request.tool is Tool.BASH and decision.layer is Layer.MODE
+                and self.effective_sandbox_mode is not SandboxMode.AUTO
+                and self.effective_mode is not Mode.PLAN):
+            ways.append(t("how.auto"))
+        ways.append(t("how.terminal"))
+        return t("how.or").join(ways)
 
     def run(
         self,
