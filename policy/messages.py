@@ -565,6 +565,20 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "the MCP server needs the `mcp` package: pip install 'swifty-sandbox[mcp]'",
         "MCP 服务器需要 `mcp` 包：pip install 'swifty-sandbox[mcp]'",
     ),
+    # -- serve protocol ------------------------------------------------------------------
+    "serve.not_bool": (
+        "`{key}` must be true or false (a JSON boolean), found {found}; the request is "
+        "denied",
+        "`{key}` 必须是 true 或 false（JSON 布尔值），实际为 {found}；该请求被拒绝",
+    ),
+    "serve.bad_timeout": (
+        "`timeout` must be a positive number of seconds, found {found}; nothing ran",
+        "`timeout` 必须是正数（秒），实际为 {found}；未运行任何命令",
+    ),
+    "serve.unknown_id": (
+        "no permission request with id {id} is waiting (the one waiting is {waiting})",
+        "没有 id 为 {id} 的权限请求在等待（正在等待的是 {waiting}）",
+    ),
     # -- audit ---------------------------------------------------------------------------
     "audit.yaml-syntax.hint": ("Fix the YAML syntax at this position.", "修正此处的 YAML 语法。"),
     "audit.schema.hint": (

@@ -24,9 +24,11 @@ from typing import IO
 
 from swifty_sandbox.policy import Decision, Effect, PolicyFileError, Request, Tool
 from swifty_sandbox.policy.loader import CONFIG_FILE, SWIFTY_DIR, rule_file_path
+from swifty_sandbox.policy.messages import t
 from swifty_sandbox.policy.types import Scope
 
 from .api import Answer, Sandbox, request_from_json
+from .protocol import ProtocolError, permission_answer, timeout_of
 
 
 def _policy_files(box: Sandbox) -> list[str]:
@@ -47,18 +49,15 @@ def _signature(paths: list[str]) -> tuple[tuple[int, int] | None, ...]:
     return tuple(out)
 
 
-def _response(line: str, id_: object) -> Answer | None:
-    """The answer in `line` if it is the permission response for `id_`."""
+def _permission_response(line: str) -> dict[str, object] | None:
+    """The message in `line` if it is a permission response."""
     try:
         message = json.loads(line)
     except ValueError:
         return None
-    if not (isinstance(message, dict) and message.get("type") == "permission_response"
-            and message.get("id") == id_):
-        return None
-    if not message.get("allow"):
-        return Answer.NO
-    return Answer.ALWAYS if message.get("always") else Answer.YES
+    if isinstance(message, dict) and message.get("type") == "permission_response":
+        return message
+    return None
 
 
 class Server:
@@ -90,22 +89,41 @@ class Server:
             self.box.reload()
             self.seen = current
 
+    def answer(self, id_: object, response: dict[str, object]) -> Answer | None:
+        """The answer for `id_` in `response`; a response for another id gets its error
+        at once (None: keep waiting); one with fields of the wrong type is a deny."""
+        if response.get("id") != id_:
+            self.send({"id": response.get("id"), "type": "error",
+                       "message": t("serve.unknown_id", id=json.dumps(response.get("id")),
+                                    waiting=json.dumps(id_))})
+            return None
+        try:
+            return permission_answer(response)
+        except ProtocolError as e:
+            self.send({"id": id_, "type": "error", "message": str(e)})
+            return Answer.NO
+
     def ask(self, id_: object, request: Request, decision: Decision) -> Answer:
         self.send({"id": id_, "type": "permission_request", "request": request.describe(),
                    "decision": decision.as_json()})
         for index, line in enumerate(self.pending):  # an answer may already be queued
-            response = _response(line, id_)
-            if response is not None:
+            queued = _permission_response(line)
+            if queued is not None and queued.get("id") == id_:
                 del self.pending[index]
-                return response
+                answer = self.answer(id_, queued)
+                assert answer is not None
+                return answer
         while True:
             line = self.reader.readline()
             if not line:
                 return Answer.NO  # the agent went away: nobody said yes
-            response = _response(line, id_)
-            if response is not None:
-                return response
-            self.pending.append(line)  # another request: handled after this one
+            response = _permission_response(line)
+            if response is None:
+                self.pending.append(line)  # another request: handled after this one
+                continue
+            answer = self.answer(id_, response)
+            if answer is not None:
+                return answer
 
     def handle(self, line: str) -> None:
         try:
@@ -131,9 +149,12 @@ class Server:
         assert request is not None
         self.box.ask = lambda req, dec: self.ask(id_, req, dec)
         if request.tool is Tool.BASH:
-            timeout = message.get("timeout")
-            result = self.box.run(request, timeout=float(timeout) if isinstance(
-                timeout, (int, float)) and timeout > 0 else None)
+            try:
+                timeout = timeout_of(message)
+            except ProtocolError as e:
+                self.send({"id": id_, "type": "error", "message": str(e)})
+                return
+            result = self.box.run(request, timeout=timeout)
             self.send({"id": id_, "type": "result", **result.as_json()})
         else:
             decision = self.box.resolve(request)

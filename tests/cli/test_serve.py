@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from swifty_sandbox.policy.store import local_rules_path
@@ -117,3 +119,139 @@ def test_a_broken_rule_file_fails_closed(agent: Agent, project: Path) -> None:
     agent.send(id=2, tool="Bash", command="true")
     error = agent.receive()
     assert error["type"] == "error" and "unknown tool `Bsh`" in str(error["message"])
+
+
+# -- strictness (docs/protocol.md) ------------------------------------------------------
+
+@pytest.mark.parametrize(("allow", "always"), [
+    ("false", False), ("true", False), (1, False), (None, False), (True, "false"),
+    (True, 0), (True, None)])
+def test_allow_and_always_must_be_booleans(project: Path, allow: object,
+                                           always: object) -> None:
+    agent = Agent(project, "--sandbox", "manual")
+    try:
+        agent.send(id=1, tool="Bash", command="echo ran > ran.txt")
+        assert agent.receive()["type"] == "permission_request"
+        agent.send(id=1, type="permission_response", allow=allow, always=always)
+        error = agent.receive()
+        assert error["id"] == 1 and error["type"] == "error"
+        assert "JSON boolean" in str(error["message"])
+        result = agent.receive()
+        assert result["type"] == "result" and result["exit_code"] == 126
+        assert not (project / "ran.txt").exists()
+        assert not (project / ".swifty" / "permissions.local.yaml").exists()
+    finally:
+        agent.close()
+
+
+def test_an_answer_for_an_unknown_id_gets_an_error_at_once(project: Path) -> None:
+    agent = Agent(project, "--sandbox", "manual")
+    try:
+        agent.send(id="a", tool="Bash", command="echo a")
+        assert agent.receive()["type"] == "permission_request"
+        agent.send(id="zzz", type="permission_response", allow=True, always=False)
+        error = agent.receive()  # before "a" is answered
+        assert (error["id"], error["type"]) == ("zzz", "error")
+        assert 'id "zzz"' in str(error["message"]) and '"a"' in str(error["message"])
+        agent.send(id="a", type="permission_response", allow=True, always=False)
+        result = agent.receive()
+        assert (result["id"], result["stdout"]) == ("a", "a\n")
+    finally:
+        agent.close()
+
+
+@pytest.mark.parametrize("timeout", ["5", "", [1], {"s": 1}, True, 0, -1, "NaN"])
+def test_a_timeout_that_is_not_a_positive_number_is_an_error(agent: Agent, project: Path,
+                                                             timeout: object) -> None:
+    agent.send(id=1, tool="Bash", command="echo ran > ran.txt", timeout=timeout)
+    error = agent.receive()
+    assert (error["id"], error["type"]) == (1, "error")
+    assert "positive number" in str(error["message"])
+    assert not (project / "ran.txt").exists()
+    agent.send(id=2, tool="Bash", command="true", timeout=2.5)
+    assert agent.receive()["exit_code"] == 0
+
+
+def test_twenty_pipelined_requests_each_answered_once(project: Path) -> None:
+    (project / ".swifty").mkdir()
+    (project / ".swifty" / "permissions.yaml").write_text(
+        "- rule: Bash(echo *)\n  effect: allow\n")
+    agent = Agent(project, "--sandbox", "manual")
+    try:
+        assert agent.proc.stdin is not None
+        lines = []
+        for i in range(20):
+            if i % 5 == 0:  # every fifth asks; its answer is pipelined right behind it
+                lines.append({"id": i, "tool": "Bash", "command": f"printf 'asked {i}'"})
+                lines.append({"id": i, "type": "permission_response", "allow": i % 2 == 0,
+                              "always": False})
+            elif i % 5 == 1:
+                lines.append({"id": i, "tool": "ReadFile", "path": "~/.ssh/id_rsa"})
+            else:
+                lines.append({"id": i, "tool": "Bash", "argv": ["echo", str(i)]})
+        agent.proc.stdin.write("".join(json.dumps(m) + "\n" for m in lines))
+        agent.proc.stdin.flush()
+        results: dict[int, dict[str, object]] = {}
+        while len(results) < 20:
+            message = agent.receive()
+            if message["type"] == "permission_request":
+                continue
+            assert message["type"] == "result" and message["id"] not in results
+            results[int(str(message["id"]))] = message
+        for i, result in results.items():
+            if i % 5 == 0:
+                assert result["exit_code"] == (0 if i % 2 == 0 else 126)
+            elif i % 5 == 1:
+                assert result["is_error"] is True
+            else:
+                assert result["stdout"] == f"{i}\n"
+        assert agent.close() == 0
+    finally:
+        agent.close()
+
+
+# -- docs/protocol.md: every message the server sends matches its schema -------------------
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
+
+
+def schemas() -> dict[str, dict[str, object]]:
+    text = DOC.read_text()
+    found = re.findall(r"<!-- schema: ([a-z-]+) -->\n```json\n(.*?)\n```", text, re.S)
+    return {name: json.loads(body) for name, body in found}
+
+
+def test_protocol_doc_schemas_are_valid() -> None:
+    found = schemas()
+    assert set(found) == {"bash-request", "file-request", "permission-response",
+                          "bash-result", "file-result", "permission-request", "error"}
+    for schema in found.values():
+        jsonschema.Draft202012Validator.check_schema(schema)
+    request = jsonschema.Draft202012Validator(found["bash-request"])
+    assert request.is_valid({"id": 1, "tool": "Bash", "command": "ls", "timeout": 5})
+    assert not request.is_valid({"id": 1, "tool": "Bash", "command": "ls", "timeout": "5"})
+    answer = jsonschema.Draft202012Validator(found["permission-response"])
+    assert answer.is_valid({"id": 1, "type": "permission_response", "allow": False})
+    assert not answer.is_valid({"id": 1, "type": "permission_response", "allow": "false"})
+
+
+def test_what_the_server_sends_matches_the_schemas(project: Path) -> None:
+    found = schemas()
+    agent = Agent(project, "--sandbox", "manual")
+    try:
+        sent: list[dict[str, object]] = []
+        agent.send(id=1, tool="Bash", argv=["true"])
+        sent.append(agent.receive())
+        agent.send(id=1, type="permission_response", allow=True, always=False)
+        sent.append(agent.receive())
+        agent.send(id=2, tool="ReadFile", path="~/.ssh/id_rsa")
+        sent.append(agent.receive())
+        agent.send(id=3, tool="Bash", command="ls", timeout="5")
+        sent.append(agent.receive())
+        agent.send(id=4, tool="Bash", command="git push --force")
+        sent.append(agent.receive())
+        kinds = ["permission-request", "bash-result", "file-result", "error", "bash-result"]
+        for message, kind in zip(sent, kinds, strict=True):
+            jsonschema.validate(message, found[kind])
+    finally:
+        agent.close()
