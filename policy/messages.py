@@ -470,6 +470,15 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "{reason} 未运行：{agent} 无法在钩子中询问用户，且没有精确的规则能允许该命令。"
         "请拆分为普通命令，或自行在终端中运行。",
     ),
+    "hook.search_hidden": (
+        "Denied: searching {path} would read what `{pattern}` makes unreadable, and this "
+        "search tool runs outside the sandbox. Search with `rg` or `grep -r` through the "
+        "Bash tool (it runs confined, where those files are hidden), or search a narrower "
+        "path.",
+        "已拒绝：搜索 {path} 会读取被 `{pattern}` 设为不可读的内容，而此搜索工具在沙箱外运行。"
+        "请通过 Bash 工具使用 `rg` 或 `grep -r` 搜索（它在沙箱中受限运行，这些文件被隐藏），"
+        "或搜索更小的路径。",
+    ),
     "hook.network": (
         "Needs approval: {tool} reaches the network, and swifty-sandbox has no network "
         "allowlist yet.",

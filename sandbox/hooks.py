@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import enum
 import json
+import os
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -26,13 +27,16 @@ from swifty_sandbox.policy import (
     Effect,
     Layer,
     Mode,
+    Policy,
     Request,
     SandboxMode,
     Tool,
     find_project,
     suggest_rules,
 )
+from swifty_sandbox.policy.loader import is_within
 from swifty_sandbox.policy.messages import t
+from swifty_sandbox.policy.rules import fixed_prefix
 
 from .api import Sandbox
 
@@ -89,6 +93,7 @@ class HookCall:
     mode: Mode | None = None
     tool_input: dict[str, object] = field(default_factory=dict)
     network: str | None = None  # a network tool's name: asks until an allowlist exists
+    search: bool = False  # reads the contents of everything below `request.path`
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +154,8 @@ def _parse_claude(payload: dict[str, object]) -> HookCall:
         key = next((k for k in keys if k in tool_input), keys[0])
         # Grep and Glob search the working directory when no path is given.
         path = _text(tool_input, key, required=tool not in ("Grep", "Glob")) or "."
-        return HookCall(cwd, Request.file(ours, str(cwd / path)), mode, tool_input)
+        return HookCall(cwd, Request.file(ours, str(cwd / path)), mode, tool_input,
+                        search=tool == "Grep")
     if tool in _NETWORK_TOOLS:
         return HookCall(cwd, None, mode, tool_input, network=tool)
     return HookCall(cwd, None, mode, tool_input)
@@ -231,6 +237,37 @@ def confined_command(runner: Sequence[str], command: str, project: Path, mode: M
 
 
 # -- answering --------------------------------------------------------------------------------
+
+def hidden_below(policy: Policy, directory: str) -> str | None:
+    """An unreadable pattern (profile, settings, `ReadFile` deny rule) that can match
+    something below `directory`: a content search there would read it, and the agent's
+    own search tool runs outside the sandbox. Decided on the patterns, without a walk."""
+    patterns = list(policy.deny_read)
+    for layer in policy.layers:
+        patterns += [rule.path for rule in layer.rules
+                     if rule.effect is Effect.DENY and rule.applies_to(Tool.READ_FILE)
+                     and rule.path is not None]
+    for pattern in patterns:
+        if "/" not in pattern.anchored.rstrip("/"):  # a name at any depth
+            return pattern.text
+        prefix, _ = fixed_prefix(pattern.anchored)
+        if is_within(prefix, directory) or is_within(directory, prefix):
+            return pattern.text
+    return None
+
+
+def _search_check(box: Sandbox, call: HookCall, decision: Decision) -> Decision:
+    if not call.search or decision.effect is Effect.DENY or call.request is None:
+        return decision
+    path = os.path.realpath(call.request.path or "/")
+    if not os.path.isdir(path):
+        return decision
+    hidden = hidden_below(box.policy, path)
+    if hidden is None:
+        return decision
+    return Decision(Effect.DENY, t("hook.search_hidden", path=path, pattern=hidden),
+                    Layer.PATH)
+
 
 def _how_to_allow(box: Sandbox, request: Request, decision: Decision, agent: Agent) -> str:
     """An ask the agent cannot put to a person: denied, saying how to allow it."""
@@ -317,7 +354,8 @@ def answer_hook(agent: Agent, raw: str | bytes, runner: Sequence[str], *,
         if not agent.confines:
             # We do not run the command: it gets no auto-allow for running confined.
             box.sandbox_mode = SandboxMode.OFF
-        return _answer(agent, call, box, box.check(call.request), runner)
+        return _answer(agent, call, box, _search_check(box, call, box.check(call.request)),
+                       runner)
     except Exception as e:  # any failure blocks, never allows
         detail = e.diagnostics() if hasattr(e, "diagnostics") else f"{type(e).__name__}: {e}"
         return blocked(agent, t("hook.error", agent=agent.value, error=detail))

@@ -161,6 +161,34 @@ def test_claude_file_and_network_tools(project: Path, home: Path, tool: str,
     assert "updatedInput" not in out["hookSpecificOutput"]
 
 
+def test_claude_grep_never_reads_what_the_sandbox_hides(project: Path, home: Path) -> None:
+    (project / "src").mkdir()
+    (project / "src" / "app.py").write_text("TODO\n")
+    grep = {"pattern": "AKIA", "output_mode": "content", "-i": True}
+    # Home holds ~/.ssh (the profile's denyRead): a search there would read the keys.
+    out = output(hook(Agent.CLAUDE_CODE, claude(project, "Grep", {**grep, "path": str(home)})))
+    specific = out["hookSpecificOutput"]
+    assert specific["permissionDecision"] == "deny"
+    assert "~/.ssh" in specific["permissionDecisionReason"]
+    assert "Bash tool" in specific["permissionDecisionReason"]
+    # The project holds nothing hidden: searching it, or one file, is a read.
+    out = output(hook(Agent.CLAUDE_CODE, claude(project, "Grep", grep)))
+    assert out["hookSpecificOutput"]["permissionDecision"] == "allow"
+    # A ReadFile deny rule naming a file at any depth reaches into every directory.
+    deny_rules(project, ("ReadFile(*.env*)", "deny"))
+    out = output(hook(Agent.CLAUDE_CODE, claude(project, "Grep",
+                                                {**grep, "path": str(project / "src")})))
+    assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert "*.env*" in out["hookSpecificOutput"]["permissionDecisionReason"]
+    one_file = {**grep, "path": str(project / "src" / "app.py")}
+    out = output(hook(Agent.CLAUDE_CODE, claude(project, "Grep", one_file)))
+    assert out["hookSpecificOutput"]["permissionDecision"] == "allow"
+    # Glob lists names only (the sandbox shows hidden files' names too).
+    out = output(hook(Agent.CLAUDE_CODE, claude(project, "Glob", {"pattern": "**/.env*",
+                                                                   "path": str(project)})))
+    assert out["hookSpecificOutput"]["permissionDecision"] == "allow"
+
+
 def test_claude_tools_we_do_not_decide_are_left_to_claude(project: Path) -> None:
     answer = hook(Agent.CLAUDE_CODE, claude(project, "TodoWrite", {"todos": []}))
     assert answer == HookAnswer("", "", 0)
@@ -333,3 +361,22 @@ def test_approved_ask_runs_confined_and_a_deny_still_holds(project: Path,
     done = subprocess.run(["bash", "-c", forged], cwd=project, env=env,
                           capture_output=True, text=True, check=False)
     assert done.returncode == 126 and "git-destructive" in done.stderr
+
+
+@pytest.mark.bwrap
+def test_a_model_calling_swifty_sandbox_itself_stays_confined(project: Path,
+                                                              home: Path) -> None:
+    """The model writes its own `swifty-sandbox run --sandbox off --approved …`: the hook
+    rewrites that too, so it runs inside the sandbox, where home stays read-only."""
+    inner = shlex.join([*RUNNER, "run", "--project", str(project), "--sandbox", "off",
+                        "--approved", "-c", f"touch {home}/escaped"])
+    env = {**os.environ, "HOME": str(home)}
+    out = output(hook(Agent.CLAUDE_CODE, claude(project, "Bash", {"command": inner})))
+    rewritten = out["hookSpecificOutput"]["updatedInput"]["command"]
+    subprocess.run(["bash", "-c", rewritten], cwd=project, env=env, capture_output=True,
+                   text=True, check=False)
+    assert not (home / "escaped").exists()
+    # The control: run as written, unconfined, it does escape.
+    subprocess.run(["bash", "-c", inner], cwd=project, env=env, capture_output=True,
+                   text=True, check=False)
+    assert (home / "escaped").exists()
