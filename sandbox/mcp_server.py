@@ -26,7 +26,16 @@ from mcp.types import (
 )
 from pydantic import BaseModel, Field
 
-from swifty_sandbox.policy import Decision, Effect, Layer, Mode, Request, Tool, suggest_rules
+from swifty_sandbox.policy import (
+    Decision,
+    Effect,
+    Layer,
+    Mode,
+    Request,
+    SwiftyError,
+    Tool,
+    suggest_rules,
+)
 from swifty_sandbox.policy.messages import t
 
 from .api import Answer, Sandbox
@@ -69,7 +78,10 @@ class Tools:
 
     async def settle(self, request: Request, ctx: Context) -> tuple[Decision, Answer | None]:
         """The decision; an ask is put to the person when the client can elicit."""
-        self.box.reload()  # rule files may have changed since the last call
+        try:
+            self.box.reload()  # rule files may have changed since the last call
+        except SwiftyError as e:  # a rule file broke: every call fails closed
+            raise ToolError(e.diagnostics()) from e
         decision = self.box.check(request)
         if decision.effect is not Effect.ASK:
             return decision, None

@@ -66,9 +66,16 @@ def test_bash_confined_denied_and_hidden_reads(project: Path, home: Path) -> Non
                                                    "content": "x"}),
             await session.call_tool("read_file", {"path": "out.txt"}),
             await session.call_tool("bash", {"command": "sleep 5", "timeout": 0.5}),
+            await broken_rules(session),
         ]
 
-    ok, denied, hidden, cat, escape, protected, read, slow = session_run(project, home, body)
+    async def broken_rules(session: ClientSession) -> types.CallToolResult:
+        (project / ".swifty").mkdir()
+        (project / ".swifty" / "permissions.yaml").write_text("- rule: Bsh(x)\n  effect: deny\n")
+        return await session.call_tool("bash", {"command": "echo ran > ran.txt"})
+
+    ok, denied, hidden, cat, escape, protected, read, slow, broken = session_run(
+        project, home, body)
     assert not ok.is_error and text(ok).startswith("hi\n") and "[exit code 0]" in text(ok)
     assert denied.is_error and "git-destructive" in text(denied)
     assert hidden.is_error and "SECRET" not in text(hidden) and "secrets" in text(hidden)
@@ -77,6 +84,8 @@ def test_bash_confined_denied_and_hidden_reads(project: Path, home: Path) -> Non
     assert protected.is_error and "protected" in text(protected)
     assert not read.is_error and text(read) == "hi\n"
     assert slow.is_error and "[exit code 124]" in text(slow)
+    assert broken.is_error and "unknown tool `Bsh`" in text(broken)
+    assert not (project / "ran.txt").exists()
 
 
 def test_ask_without_elicitation_is_denied_with_how_to_allow(project: Path,
