@@ -25,8 +25,6 @@ from swifty_sandbox.sandbox.hooks import Agent
 from .common import project_option, reports_errors
 from .hook import runner
 
-LOCAL_RULES = ".swifty/permissions.local.yaml"
-
 
 class SettingsFileError(SwiftyError):
     code = "settings-file"
@@ -108,17 +106,6 @@ def merged_settings(agent: Agent, path: Path, text: str | None, command: str) ->
     return json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
 
 
-def with_ignore(text: str | None) -> str | None:
-    """`.gitignore` with the local rule file listed; None when it already is. Pure."""
-    lines = (text or "").splitlines()
-    if any(line.strip().lstrip("/") == LOCAL_RULES for line in lines):
-        return None
-    prefix = text or ""
-    if prefix and not prefix.endswith("\n"):
-        prefix += "\n"
-    return prefix + LOCAL_RULES + "\n"
-
-
 def _read(path: Path) -> str | None:
     try:
         return path.read_text(encoding="utf-8")
@@ -168,7 +155,8 @@ def init_command(agent: str, user: bool, project: Path | None) -> None:
       codex        .codex/hooks.json       (PreToolUse)
       gemini       .gemini/settings.json   (BeforeTool)
       cursor       .cursor/hooks.json      (beforeShellExecution)
-    Also lists .swifty/permissions.local.yaml in the project's .gitignore.
+    (Your "always allow" rules live in ~/.swifty/projects/, outside the project, so
+    nothing needs adding to .gitignore.)
     """
     which = Agent(agent)
     root = find_project(project if project is not None else Path.cwd())
@@ -183,10 +171,3 @@ def init_command(agent: str, user: bool, project: Path | None) -> None:
         _show(path, old, new)
         write_atomic(path, new)
         click.echo(t("init.done", agent=which.display, file=path))
-    if (root / ".git").exists():
-        ignore = root / ".gitignore"
-        old_ignore = _read(ignore)
-        new_ignore = with_ignore(old_ignore)
-        if new_ignore is not None:
-            _show(ignore, old_ignore, new_ignore)
-            write_atomic(ignore, new_ignore)

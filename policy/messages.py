@@ -231,8 +231,8 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "已拒绝：需要人工批准但当前为非交互环境。{reason} 如需允许：{how}。",
     ),
     "how.rule": (
-        "add {rules} with `effect: allow` to .swifty/permissions.local.yaml",
-        "将 {rules}（`effect: allow`）加入 .swifty/permissions.local.yaml",
+        "add {rules} with `effect: allow` to {file}",
+        "将 {rules}（`effect: allow`）加入 {file}",
     ),
     "how.auto": (
         "run with `--sandbox auto` (the command then runs confined without asking)",
@@ -435,9 +435,9 @@ MESSAGES: dict[str, tuple[str, str]] = {
     ),
     "prompt.question": (
         "swifty-sandbox asks: {reason}\n  {request}\nAllow it? [y]es, [N]o, [a]lways "
-        "(adds a rule to .swifty/permissions.local.yaml): ",
+        "(adds the rule to your local rules file): ",
         "swifty-sandbox 询问：{reason}\n  {request}\n是否允许？[y] 是，[N] 否，[a] 总是"
-        "（在 .swifty/permissions.local.yaml 中添加规则）：",
+        "（在你的本地规则文件中添加规则）：",
     ),
     "prompt.again": ("Please answer y, n or a.", "请回答 y、n 或 a。"),
     "prompt.not_run": ("swifty-sandbox: not run (you answered no).",
@@ -458,10 +458,10 @@ MESSAGES: dict[str, tuple[str, str]] = {
     ),
     "hook.ask_denied": (
         "{reason} Not run: {agent} cannot ask a person from its hook. To allow it, add "
-        "{rules} with `effect: allow` to .swifty/permissions.local.yaml, or run it "
+        "{rules} with `effect: allow` to {file}, or run it "
         "yourself in a terminal.",
         "{reason} 未运行：{agent} 无法在钩子中询问用户。如需允许，请将 {rules}（`effect: allow`）"
-        "加入 .swifty/permissions.local.yaml，或自行在终端中运行。",
+        "加入 {file}，或自行在终端中运行。",
     ),
     "hook.ask_denied_norule": (
         "{reason} Not run: {agent} cannot ask a person from its hook, and no exact rule "
@@ -546,9 +546,9 @@ MESSAGES: dict[str, tuple[str, str]] = {
     ),
     "mcp.ask_denied": (
         "{reason} Not done: this MCP client cannot ask a person (no elicitation). To "
-        "allow it, add {rules} with `effect: allow` to .swifty/permissions.local.yaml.",
+        "allow it, add {rules} with `effect: allow` to {file}.",
         "{reason} 未执行：此 MCP 客户端无法询问用户（不支持 elicitation）。如需允许，"
-        "请将 {rules}（`effect: allow`）加入 .swifty/permissions.local.yaml。",
+        "请将 {rules}（`effect: allow`）加入 {file}。",
     ),
     "mcp.ask_denied_norule": (
         "{reason} Not done: this MCP client cannot ask a person (no elicitation), and no "

@@ -22,6 +22,7 @@ from swifty_sandbox.policy import (
     decide,
     find_project,
     load_policy,
+    local_rules_path,
     suggest_rules,
 )
 from swifty_sandbox.policy.limits import default_max_memory, default_max_processes
@@ -186,7 +187,8 @@ class Sandbox:
         rules = suggest_rules(self.policy, request) if decision.layer is not Layer.ANALYSIS \
             else []
         if rules:
-            ways.append(t("how.rule", rules=", ".join(f"`{r}`" for r in rules)))
+            ways.append(t("how.rule", rules=", ".join(f"`{r}`" for r in rules),
+                          file=local_rules_path(self.policy.project, self.policy.home)))
         if (request.tool is Tool.BASH and decision.layer is Layer.MODE
                 and self.effective_sandbox_mode is not SandboxMode.AUTO
                 and self.effective_mode is not Mode.PLAN):

@@ -32,6 +32,7 @@ from swifty_sandbox.policy import (
     SandboxMode,
     Tool,
     find_project,
+    local_rules_path,
     suggest_rules,
 )
 from swifty_sandbox.policy.loader import is_within
@@ -274,7 +275,8 @@ def _how_to_allow(box: Sandbox, request: Request, decision: Decision, agent: Age
     rules = suggest_rules(box.policy, request) if decision.layer is not Layer.ANALYSIS else []
     if rules:
         return t("hook.ask_denied", reason=decision.reason, agent=agent.display,
-                 rules=", ".join(f"`{r}`" for r in rules))
+                 rules=", ".join(f"`{r}`" for r in rules),
+                 file=local_rules_path(box.policy.project, box.policy.home))
     return t("hook.ask_denied_norule", reason=decision.reason, agent=agent.display)
 
 

@@ -34,6 +34,7 @@ from swifty_sandbox.policy import (
     Request,
     SwiftyError,
     Tool,
+    local_rules_path,
     suggest_rules,
 )
 from swifty_sandbox.policy.messages import t
@@ -65,7 +66,8 @@ def _how_to_allow(box: Sandbox, request: Request, decision: Decision) -> str:
     rules = suggest_rules(box.policy, request) if decision.layer is not Layer.ANALYSIS else []
     if rules:
         return t("mcp.ask_denied", reason=decision.reason,
-                 rules=", ".join(f"`{r}`" for r in rules))
+                 rules=", ".join(f"`{r}`" for r in rules),
+                 file=local_rules_path(box.policy.project, box.policy.home))
     return t("mcp.ask_denied_norule", reason=decision.reason)
 
 

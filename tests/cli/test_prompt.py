@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from swifty_sandbox.policy import local_rules_path
+
 pytestmark = pytest.mark.bwrap
 SCRIPT = str(Path(sys.executable).with_name("swifty-sandbox"))
 QUESTION = b"[a]lways"
@@ -82,7 +84,7 @@ def test_unknown_answer_asks_again(project: Path, home: Path) -> None:
     term.send(b"a\n")
     assert term.finish() == 0 and (project / "marker").exists()
     assert term.seen.count(QUESTION) == 2
-    local = (project / ".swifty" / "permissions.local.yaml").read_text()
+    local = local_rules_path(project, home).read_text()
     assert "Bash(echo ran)" in local
 
 

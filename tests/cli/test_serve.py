@@ -126,7 +126,7 @@ def test_a_broken_rule_file_fails_closed(agent: Agent, project: Path) -> None:
 @pytest.mark.parametrize(("allow", "always"), [
     ("false", False), ("true", False), (1, False), (None, False), (True, "false"),
     (True, 0), (True, None)])
-def test_allow_and_always_must_be_booleans(project: Path, allow: object,
+def test_allow_and_always_must_be_booleans(project: Path, home: Path, allow: object,
                                            always: object) -> None:
     agent = Agent(project, "--sandbox", "manual")
     try:
@@ -139,7 +139,7 @@ def test_allow_and_always_must_be_booleans(project: Path, allow: object,
         result = agent.receive()
         assert result["type"] == "result" and result["exit_code"] == 126
         assert not (project / "ran.txt").exists()
-        assert not (project / ".swifty" / "permissions.local.yaml").exists()
+        assert not local_rules_path(project, home).exists()
     finally:
         agent.close()
 
