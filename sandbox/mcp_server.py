@@ -55,11 +55,15 @@ class Approval(BaseModel):
 def describe_sandbox(box: Sandbox) -> str:
     """What the sandbox allows, in the words the tool descriptions give the model."""
     policy = box.policy
-    hidden = list(dict.fromkeys([*policy.profile.deny_read, *policy.settings.deny_read]))
+    denied = [rule.path.text for layer in policy.layers for rule in layer.rules
+              if rule.effect is Effect.DENY and rule.applies_to(Tool.READ_FILE)
+              and rule.path is not None]
+    hidden = list(dict.fromkeys([*denied, *policy.settings.deny_read,
+                                 *policy.profile.deny_read]))
     writable = [str(box.project)] if box.effective_mode is not Mode.PLAN else []
     writable += [str(p) for p in policy.settings.writable]
     return t("mcp.sandbox", writable=", ".join(writable) or "-",
-             hidden=", ".join(hidden[:12]) + (" …" if len(hidden) > 12 else ""))
+             hidden=", ".join(hidden[:40]) + (" …" if len(hidden) > 40 else ""))
 
 
 def _how_to_allow(box: Sandbox, request: Request, decision: Decision) -> str:

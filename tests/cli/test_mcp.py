@@ -39,6 +39,9 @@ def text(result: types.CallToolResult) -> str:
 
 
 def test_tools_listed_with_what_the_sandbox_allows(project: Path, home: Path) -> None:
+    (project / ".swifty").mkdir()
+    (project / ".swifty" / "permissions.yaml").write_text(
+        "- rule: ReadFile(*.env*)\n  effect: deny\n")
     async def body(session: ClientSession) -> types.ListToolsResult:
         return await session.list_tools()
 
@@ -47,7 +50,7 @@ def test_tools_listed_with_what_the_sandbox_allows(project: Path, home: Path) ->
     assert set(tools) == {"bash", "read_file", "write_file", "edit_file"}
     description = tools["bash"].description or ""
     assert "no network" in description and str(project) in description
-    assert "~/.ssh" in description
+    assert "~/.ssh" in description and "*.env*" in description
     assert set(tools["bash"].input_schema["properties"]) == {"command", "timeout"}
 
 
