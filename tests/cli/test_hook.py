@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from swifty_sandbox.sandbox.hooks import Agent, HookAnswer, answer_hook
+from swifty_sandbox.policy import Mode, SandboxMode
+from swifty_sandbox.sandbox.hooks import Agent, HookAnswer, answer_hook, confined_command
 
 SCRIPT = Path(sys.executable).with_name("swifty-sandbox")
 RUNNER = [str(SCRIPT)]
@@ -380,3 +381,13 @@ def test_a_model_calling_swifty_sandbox_itself_stays_confined(project: Path,
     subprocess.run(["bash", "-c", inner], cwd=project, env=env, capture_output=True,
                    text=True, check=False)
     assert (home / "escaped").exists()
+
+
+@pytest.mark.parametrize("command", [*NASTY, "", "-c", "--sandbox off", "a\x01b", "'"])
+def test_confined_command_round_trips_every_word(command: str) -> None:
+    project = Path("/home/o'brien/my project/$(x)")
+    text = confined_command(["/opt/my tools/swifty-sandbox"], command, project, Mode.PLAN,
+                            SandboxMode.MANUAL, approved=True)
+    assert shlex.split(text) == [
+        "/opt/my tools/swifty-sandbox", "run", "--project", str(project), "--sandbox",
+        "manual", "--mode", "plan", "--approved", "-c", command]
