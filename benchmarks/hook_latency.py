@@ -49,7 +49,9 @@ def main() -> None:
                        "cwd": str(project), "workspace_roots": [str(project)]},
         }
         floor = median_ms([sys.executable, "-c", "pass"], "", args.runs, env, project)
-        print(f"`python -c pass`: {floor:.1f} ms")
+        check = median_ms([script, "check", "-c", command], "", args.runs, env, project)
+        print(f"`python -c pass`: {floor:.1f} ms; cold `check -c` (the same decision, no "
+              f"hook): {check:.1f} ms, ratio {check / floor:.2f}x")
         for agent, payload in payloads.items():
             ms = median_ms([script, "hook", agent], json.dumps(payload), args.runs, env,
                            project)

@@ -391,3 +391,22 @@ def test_confined_command_round_trips_every_word(command: str) -> None:
     assert shlex.split(text) == [
         "/opt/my tools/swifty-sandbox", "run", "--project", str(project), "--sandbox",
         "manual", "--mode", "plan", "--approved", "-c", command]
+
+
+@pytest.mark.parametrize("agent", list(Agent))
+def test_every_agent_through_the_real_command(project: Path, home: Path,
+                                              agent: Agent) -> None:
+    makers = {Agent.CLAUDE_CODE: lambda c: claude(project, "Bash", {"command": c}),
+              Agent.CODEX: lambda c: codex(project, c), Agent.GEMINI: lambda c: gemini(
+                  project, c), Agent.CURSOR: lambda c: cursor(project, c)}
+    env = {**os.environ, "HOME": str(home)}
+    result = subprocess.run([str(SCRIPT), "hook", agent.value], text=True,
+                            input=json.dumps(makers[agent]("git reset --hard")),
+                            capture_output=True, check=False, env=env)
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)
+    text = json.dumps(answer)
+    assert '"deny"' in text and "git-destructive" in text
+    broken = subprocess.run([str(SCRIPT), "hook", agent.value], text=True, input="[",
+                            capture_output=True, check=False, env=env)
+    assert broken.returncode == 2 and "blocked" in broken.stderr
