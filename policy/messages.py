@@ -451,6 +451,15 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "该工具调用已被阻止。"
         "请确认钩子安装在正确的事件上（`swifty-sandbox init {agent}`）。",
     ),
+    "hook.field_string": ("`{key}` must be a non-empty string", "`{key}` 必须是非空字符串"),
+    "hook.field_object": ("`{key}` must be a JSON object", "`{key}` 必须是 JSON 对象"),
+    "hook.field_event": (
+        "`hook_event_name` is {event}; this hook answers {expected}",
+        "`hook_event_name` 为 {event}；此钩子只处理 {expected}",
+    ),
+    "hook.field_cwd": ("`{key}` must be an absolute path", "`{key}` 必须是绝对路径"),
+    "hook.not_json": ("not JSON ({error})", "不是 JSON（{error}）"),
+    "hook.not_object": ("the input must be a JSON object", "输入必须是 JSON 对象"),
     "hook.error": (
         "swifty-sandbox hook {agent}: {error}. The tool call is blocked until this is "
         "fixed.",

@@ -111,28 +111,29 @@ def _text(payload: dict[str, object], key: str, *, required: bool = True) -> str
     if value is None and not required:
         return None
     if not isinstance(value, str) or not value:
-        raise HookInputError(f"`{key}` must be a non-empty string")
+        raise HookInputError(t("hook.field_string", key=key))
     return value
 
 
 def _object(payload: dict[str, object], key: str) -> dict[str, object]:
     value = payload.get(key)
     if not isinstance(value, dict):
-        raise HookInputError(f"`{key}` must be a JSON object")
+        raise HookInputError(t("hook.field_object", key=key))
     return value
 
 
 def _event(payload: dict[str, object], expected: str) -> None:
     event = payload.get("hook_event_name")
     if event is not None and event != expected:
-        raise HookInputError(f"`hook_event_name` is {event!r}; this hook answers {expected}")
+        raise HookInputError(t("hook.field_event", event=json.dumps(event),
+                                       expected=expected))
 
 
 def _cwd(payload: dict[str, object]) -> Path:
     cwd = _text(payload, "cwd")
     assert cwd is not None
     if not cwd.startswith("/"):
-        raise HookInputError("`cwd` must be an absolute path")
+        raise HookInputError(t("hook.field_cwd", key="cwd"))
     return Path(cwd)
 
 
@@ -200,7 +201,7 @@ def _parse_cursor(payload: dict[str, object]) -> HookCall:
         cwd = roots[0] if isinstance(roots, list) and roots and isinstance(roots[0], str) \
             else None
     if not (isinstance(cwd, str) and cwd.startswith("/")):
-        raise HookInputError("`cwd` (or `workspace_roots`) must name an absolute path")
+        raise HookInputError(t("hook.field_cwd", key="cwd` (or `workspace_roots"))
     return HookCall(Path(cwd), Request.bash(command))
 
 
@@ -213,9 +214,9 @@ def parse_call(agent: Agent, raw: str | bytes) -> HookCall:
     try:
         payload = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as e:
-        raise HookInputError(f"not JSON ({e})") from e
+        raise HookInputError(t("hook.not_json", error=e)) from e
     if not isinstance(payload, dict):
-        raise HookInputError("the input must be a JSON object")
+        raise HookInputError(t("hook.not_object"))
     return _PARSERS[agent](payload)
 
 
