@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import click
 
 from swifty_sandbox.policy.messages import t
-from swifty_sandbox.sandbox.hooks import Agent, HookAnswer, answer_hook, blocked
+from swifty_sandbox.sandbox.hooks import EXIT_BLOCK, Agent, HookAnswer, answer_hook, blocked
 
 
 def runner() -> list[str]:
@@ -40,14 +41,19 @@ def hook(agent: str) -> None:
         answer = answer_hook(which, sys.stdin.buffer.read(), runner())
     except BaseException as e:  # even an interrupt must not read as allow
         answer = blocked(which, t("hook.error", agent=agent, error=type(e).__name__))
-    _emit(answer)
+    try:
+        _emit(answer)
+    except Exception:  # the answer could not be written: block, in plain ASCII
+        os.write(2, b"swifty-sandbox hook: could not write the answer; blocked\n")
+        os._exit(EXIT_BLOCK)
+    raise SystemExit(answer.exit_code)
 
 
 def _emit(answer: HookAnswer) -> None:
+    """Bytes, not text: whatever the locale, the answer is written or we block."""
     if answer.stdout:
-        sys.stdout.write(answer.stdout + "\n")
-        sys.stdout.flush()
+        sys.stdout.buffer.write((answer.stdout + "\n").encode("utf-8", "backslashreplace"))
+        sys.stdout.buffer.flush()
     if answer.stderr:
-        sys.stderr.write(answer.stderr)
-        sys.stderr.flush()
-    raise SystemExit(answer.exit_code)
+        sys.stderr.buffer.write(answer.stderr.encode("utf-8", "backslashreplace"))
+        sys.stderr.buffer.flush()

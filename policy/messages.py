@@ -458,6 +458,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "`hook_event_name` 为 {event}；此钩子只处理 {expected}",
     ),
     "hook.field_cwd": ("`{key}` must be an absolute path", "`{key}` 必须是绝对路径"),
+    "hook.bad_string": ("a string holds a {what}", "某个字符串含有 {what}"),
     "hook.not_json": ("not JSON ({error})", "不是 JSON（{error}）"),
     "hook.not_object": ("the input must be a JSON object", "输入必须是 JSON 对象"),
     "hook.error": (

@@ -217,7 +217,27 @@ def parse_call(agent: Agent, raw: str | bytes) -> HookCall:
         raise HookInputError(t("hook.not_json", error=e)) from e
     if not isinstance(payload, dict):
         raise HookInputError(t("hook.not_object"))
+    _check_strings(payload)
     return _PARSERS[agent](payload)
+
+
+def _check_strings(value: object) -> None:
+    """No string of the input may hold a NUL (no command or path can) or a lone
+    surrogate (`\\ud800`: it cannot be encoded, so the answer could not be written)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if "\0" in item:
+                raise HookInputError(t("hook.bad_string", what="NUL"))
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as e:
+                raise HookInputError(t("hook.bad_string", what="lone surrogate")) from e
+        elif isinstance(item, dict):
+            stack += [*item.keys(), *item.values()]
+        elif isinstance(item, list):
+            stack += item
 
 
 # -- the rewrite ------------------------------------------------------------------------------

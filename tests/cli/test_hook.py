@@ -211,6 +211,22 @@ def test_broken_input_blocks(agent: Agent, raw: str) -> None:
         assert answer.stdout == ""
 
 
+@pytest.mark.parametrize("agent", list(Agent))
+@pytest.mark.parametrize("bad", ["echo \\ud800", "echo a\\u0000b"])
+def test_unwritable_or_impossible_strings_block(project: Path, agent: Agent,
+                                                bad: str) -> None:
+    """A lone surrogate once made the answer unwritable: a traceback and exit 1, which
+    the agents read as "no objection". A NUL can be in no command."""
+    makers = {Agent.CLAUDE_CODE: claude(project, "Bash", {"command": "X"}),
+              Agent.CODEX: codex(project, "X"), Agent.GEMINI: gemini(project, "X"),
+              Agent.CURSOR: cursor(project, "X")}
+    raw = json.dumps(makers[agent]).replace('"X"', f'"{bad}"')
+    result = subprocess.run([str(SCRIPT), "hook", agent.value], input=raw.encode(),
+                            capture_output=True, check=False)
+    assert result.returncode == 2, result.stderr
+    assert b"blocked" in result.stderr and b"Traceback" not in result.stderr
+
+
 def test_unexpected_shapes_block(project: Path) -> None:
     cases: list[tuple[Agent, dict[str, Any]]] = [
         (Agent.CLAUDE_CODE, {**claude(project, "Bash", {"command": ["ls"]})}),
