@@ -9,7 +9,14 @@ from pathlib import Path
 import click
 
 from swifty_sandbox.policy.messages import t
-from swifty_sandbox.sandbox.hooks import EXIT_BLOCK, Agent, HookAnswer, answer_hook, blocked
+from swifty_sandbox.sandbox.hooks import (
+    EXIT_BLOCK,
+    MAX_INPUT,
+    Agent,
+    HookAnswer,
+    answer_hook,
+    blocked,
+)
 
 
 def runner() -> list[str]:
@@ -38,7 +45,7 @@ def hook(agent: str) -> None:
     """
     which = Agent(agent)
     try:
-        answer = answer_hook(which, sys.stdin.buffer.read(), runner())
+        answer = answer_hook(which, sys.stdin.buffer.read(MAX_INPUT + 1), runner())
     except BaseException as e:  # even an interrupt must not read as allow
         answer = blocked(which, t("hook.error", agent=agent, error=type(e).__name__))
     try:

@@ -459,6 +459,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
     ),
     "hook.field_cwd": ("`{key}` must be an absolute path", "`{key}` 必须是绝对路径"),
     "hook.bad_string": ("a string holds a {what}", "某个字符串含有 {what}"),
+    "hook.too_large": ("the input is larger than {limit} bytes", "输入超过 {limit} 字节"),
     "hook.not_json": ("not JSON ({error})", "不是 JSON（{error}）"),
     "hook.not_object": ("the input must be a JSON object", "输入必须是 JSON 对象"),
     "hook.error": (

@@ -42,6 +42,7 @@ from swifty_sandbox.policy.rules import fixed_prefix
 from .api import Sandbox
 
 EXIT_BLOCK = 2  # every supported agent reads exit 2 as "block", with stderr as the reason
+MAX_INPUT = 16 << 20  # bytes of hook input; agents send kilobytes
 
 
 class Agent(enum.StrEnum):
@@ -211,10 +212,14 @@ _PARSERS = {Agent.CLAUDE_CODE: _parse_claude, Agent.CODEX: _parse_codex,
 
 def parse_call(agent: Agent, raw: str | bytes) -> HookCall:
     """The agent's hook JSON → a `HookCall`; raises `HookInputError` on any other shape."""
+    if len(raw) > MAX_INPUT:
+        raise HookInputError(t("hook.too_large", limit=MAX_INPUT))
     try:
         payload = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as e:
         raise HookInputError(t("hook.not_json", error=e)) from e
+    except RecursionError as e:
+        raise HookInputError(t("hook.not_json", error="nested too deeply")) from e
     if not isinstance(payload, dict):
         raise HookInputError(t("hook.not_object"))
     _check_strings(payload)
@@ -384,5 +389,5 @@ def answer_hook(agent: Agent, raw: str | bytes, runner: Sequence[str], *,
         return blocked(agent, t("hook.error", agent=agent.value, error=detail))
 
 
-__all__ = ["EXIT_BLOCK", "Agent", "HookAnswer", "HookCall", "HookInputError", "answer_hook",
-           "blocked", "confined_command", "parse_call"]
+__all__ = ["EXIT_BLOCK", "MAX_INPUT", "Agent", "HookAnswer", "HookCall", "HookInputError",
+           "answer_hook", "blocked", "confined_command", "hidden_below", "parse_call"]

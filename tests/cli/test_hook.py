@@ -227,6 +227,13 @@ def test_unwritable_or_impossible_strings_block(project: Path, agent: Agent,
     assert b"blocked" in result.stderr and b"Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize("raw", ["[" * 100_000 + "]" * 100_000,
+                                 '{"x": "' + "a" * (17 << 20) + '"}'])
+def test_deep_or_huge_input_blocks(raw: str) -> None:
+    answer = answer_hook(Agent.CLAUDE_CODE, raw, RUNNER)
+    assert answer.exit_code == 2 and "blocked" in answer.stderr
+
+
 def test_unexpected_shapes_block(project: Path) -> None:
     cases: list[tuple[Agent, dict[str, Any]]] = [
         (Agent.CLAUDE_CODE, {**claude(project, "Bash", {"command": ["ls"]})}),
