@@ -163,6 +163,11 @@ def init_command(agent: str, user: bool, project: Path | None) -> None:
     base = Path(os.path.expanduser("~")) if user else root
     target = TARGETS[which]
     path = base / target.folder / target.file
+    for part in (path.parent, path):
+        # A cloned repository could ship `.claude` or the file as a link elsewhere:
+        # never write through one.
+        if part.is_symlink():
+            raise SettingsFileError(t("init.symlink", file=part, agent=which.value))
     old = _read(path)
     new = merged_settings(which, path, old, hook_command(which, user))
     if new is None:

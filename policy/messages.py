@@ -507,6 +507,13 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "{file}：`{key}` 不是 {agent} 所要求的 {expected}；未做任何修改。"
         "请修复后再次运行 `swifty-sandbox init {agent}`。",
     ),
+    "init.symlink": (
+        "{file} is a symbolic link; nothing was changed (a link could lead the write "
+        "anywhere). Replace it by the file itself, then run `swifty-sandbox init {agent}` "
+        "again.",
+        "{file} 是符号链接；未做任何修改（链接可能把写入引向任何地方）。请用文件本身替换它，"
+        "然后再次运行 `swifty-sandbox init {agent}`。",
+    ),
     "init.unreadable": (
         "cannot read {file} ({error}); nothing was changed.",
         "无法读取 {file}（{error}）；未做任何修改。",

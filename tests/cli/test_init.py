@@ -116,3 +116,19 @@ def test_installed_command_fails_closed_without_swifty_sandbox(project: Path) ->
                            env={**os.environ, "PATH": f"{bin_dir}:/usr/bin:/bin"})
     assert found.returncode == 0
     assert json.loads(found.stdout)["hookSpecificOutput"]["permissionDecision"] == "allow"
+
+
+@pytest.mark.parametrize("link", ["folder", "file"])
+def test_never_writes_through_a_link(project: Path, home: Path, link: str) -> None:
+    elsewhere = home / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "settings.json").write_text("{}")
+    if link == "folder":
+        (project / ".claude").symlink_to(elsewhere)
+    else:
+        (project / ".claude").mkdir()
+        (project / ".claude" / "settings.json").symlink_to(elsewhere / "settings.json")
+    code, _, err = init(project, "claude-code")
+    assert code == 2 and "symbolic link" in err
+    assert (elsewhere / "settings.json").read_text() == "{}"
+    assert list(elsewhere.iterdir()) == [elsewhere / "settings.json"]
