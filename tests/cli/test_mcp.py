@@ -102,25 +102,32 @@ def test_ask_without_elicitation_is_denied_with_how_to_allow(project: Path,
 
 
 def test_ask_with_elicitation(project: Path, home: Path) -> None:
+    (project / ".swifty").mkdir()
+    (project / ".swifty" / "permissions.yaml").write_text(
+        "- rule: Bash(touch *)\n  effect: ask\n")
     asked: list[str] = []
 
     async def approve(context: ClientRequestContext,
                       params: types.ElicitRequestParams) -> types.ElicitResult:
         asked.append(params.message)
-        allow = "yes.txt" in params.message
+        allow = "yes.txt" in params.message or "touch" in params.message
         return types.ElicitResult(action="accept", content={"allow": allow, "always": False})
 
     async def body(session: ClientSession) -> list[types.CallToolResult]:
         return [await session.call_tool("write_file", {"path": "yes.txt", "content": "y"}),
                 await session.call_tool("write_file", {"path": "no.txt", "content": "n"}),
                 await session.call_tool("edit_file", {"path": "yes.txt", "old_string": "y",
-                                                      "new_string": "z"})]
+                                                      "new_string": "z"}),
+                await session.call_tool("bash", {"command": f"touch made {home}/escaped"})]
 
-    yes, no, edit = session_run(project, home, body, approve)
+    yes, no, edit, touch = session_run(project, home, body, approve)
     assert not yes.is_error and (project / "yes.txt").read_text() == "z"
     assert no.is_error and "Denied by the user" in text(no)
     assert not (project / "no.txt").exists()
-    assert len(asked) == 3 and not edit.is_error
+    assert len(asked) == 4 and not edit.is_error
+    # Approved, and still confined: the project file is made, the one in home is not.
+    assert (project / "made").exists() and not (home / "escaped").exists()
+    assert "[exit code 0]" not in text(touch)
 
 
 def test_cli_start_up_does_not_import_mcp() -> None:
