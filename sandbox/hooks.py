@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from swifty_sandbox.policy import (
+    Category,
     Decision,
     Effect,
     Layer,
@@ -35,6 +36,7 @@ from swifty_sandbox.policy import (
     local_rules_path,
     suggest_rules,
 )
+from swifty_sandbox.policy.engine import candidate_paths
 from swifty_sandbox.policy.loader import is_within
 from swifty_sandbox.policy.messages import t
 from swifty_sandbox.policy.rules import fixed_prefix
@@ -283,6 +285,25 @@ def hidden_below(policy: Policy, directory: str) -> str | None:
     return None
 
 
+# The agents' own hook settings: whoever can write them can remove this guard, or add a
+# hook that runs outside any sandbox at the agent's next start.
+AGENT_SETTINGS = (".claude/settings.json", ".claude/settings.local.json",
+                  ".codex/hooks.json", ".codex/config.toml", ".gemini/settings.json",
+                  ".cursor/hooks.json")
+
+
+def agent_settings_write(policy: Policy, request: Request) -> Decision | None:
+    """A file write to an agent's hook settings (at any depth, as written or where it
+    leads): denied, like the policy's own files."""
+    if request.tool.category is not Category.WRITE or request.path is None:
+        return None
+    for path in candidate_paths(policy, request.path):
+        if path.endswith(tuple("/" + name for name in AGENT_SETTINGS)):
+            return Decision(Effect.DENY, t("hook.agent_settings", path=path),
+                            Layer.PROTECTED)
+    return None
+
+
 def _search_check(box: Sandbox, call: HookCall, decision: Decision) -> Decision:
     if not call.search or decision.effect is Effect.DENY or call.request is None:
         return decision
@@ -382,12 +403,14 @@ def answer_hook(agent: Agent, raw: str | bytes, runner: Sequence[str], *,
         if not agent.confines:
             # We do not run the command: it gets no auto-allow for running confined.
             box.sandbox_mode = SandboxMode.OFF
-        return _answer(agent, call, box, _search_check(box, call, box.check(call.request)),
-                       runner)
+        decision = agent_settings_write(box.policy, call.request) \
+            or _search_check(box, call, box.check(call.request))
+        return _answer(agent, call, box, decision, runner)
     except Exception as e:  # any failure blocks, never allows
         detail = e.diagnostics() if hasattr(e, "diagnostics") else f"{type(e).__name__}: {e}"
         return blocked(agent, t("hook.error", agent=agent.value, error=detail))
 
 
-__all__ = ["EXIT_BLOCK", "MAX_INPUT", "Agent", "HookAnswer", "HookCall", "HookInputError",
-           "answer_hook", "blocked", "confined_command", "hidden_below", "parse_call"]
+__all__ = ["AGENT_SETTINGS", "EXIT_BLOCK", "MAX_INPUT", "Agent", "HookAnswer", "HookCall",
+           "HookInputError", "agent_settings_write", "answer_hook", "blocked",
+           "confined_command", "hidden_below", "parse_call"]

@@ -40,6 +40,7 @@ from swifty_sandbox.policy import (
 from swifty_sandbox.policy.messages import t
 
 from .api import Answer, Sandbox
+from .hooks import agent_settings_write
 
 READ_LIMIT = 1 << 20  # bytes read_file returns at most
 DEFAULT_TIMEOUT = 120.0
@@ -107,6 +108,9 @@ class Tools:
 
     async def file_request(self, tool: Tool, path: str, ctx: Context) -> Path:
         request = Request.file(tool, str(self.path(path)))
+        guarded = agent_settings_write(self.box.policy, request)
+        if guarded is not None:
+            raise ToolError(guarded.reason)
         decision, answer = await self.settle(request, ctx)
         if decision.effect is Effect.DENY:
             raise ToolError(decision.reason)

@@ -190,6 +190,30 @@ def test_claude_grep_never_reads_what_the_sandbox_hides(project: Path, home: Pat
     assert out["hookSpecificOutput"]["permissionDecision"] == "allow"
 
 
+@pytest.mark.parametrize(("tool", "where"), [
+    ("Write", "{project}/.claude/settings.json"),
+    ("Edit", "{project}/.claude/settings.local.json"),
+    ("Write", "{home}/.claude/settings.json"),
+    ("Write", "{project}/sub/.cursor/hooks.json"),
+    ("MultiEdit", "{project}/.codex/config.toml"),
+    ("Write", "{project}/.gemini/settings.json"),
+    ("Write", "{project}/link/settings.json"),
+])
+def test_claude_never_edits_an_agents_hook_settings(project: Path, home: Path, tool: str,
+                                                    where: str) -> None:
+    (project / ".claude").mkdir()
+    (project / "link").symlink_to(project / ".claude")
+    path = where.format(project=project, home=home)
+    for mode in ("acceptEdits", "bypassPermissions"):
+        out = output(hook(Agent.CLAUDE_CODE, claude(project, tool, {
+            "file_path": path, "content": "{}", "old_string": "a", "new_string": "b"},
+            mode=mode)))
+        assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
+        assert "hook settings" in out["hookSpecificOutput"]["permissionDecisionReason"]
+    read = output(hook(Agent.CLAUDE_CODE, claude(project, "Read", {"file_path": path})))
+    assert read["hookSpecificOutput"]["permissionDecision"] != "deny"
+
+
 def test_claude_tools_we_do_not_decide_are_left_to_claude(project: Path) -> None:
     answer = hook(Agent.CLAUDE_CODE, claude(project, "TodoWrite", {"todos": []}))
     assert answer == HookAnswer("", "", 0)

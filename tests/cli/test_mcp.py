@@ -68,6 +68,8 @@ def test_bash_confined_denied_and_hidden_reads(project: Path, home: Path) -> Non
             await session.call_tool("write_file", {"path": ".swifty/config.yaml",
                                                    "content": "x"}),
             await session.call_tool("read_file", {"path": "out.txt"}),
+            await session.call_tool("write_file", {"path": ".cursor/hooks.json",
+                                                   "content": "{}"}),
             await session.call_tool("bash", {"command": "sleep 5", "timeout": 0.5}),
             await broken_rules(session),
         ]
@@ -77,7 +79,7 @@ def test_bash_confined_denied_and_hidden_reads(project: Path, home: Path) -> Non
         (project / ".swifty" / "permissions.yaml").write_text("- rule: Bsh(x)\n  effect: deny\n")
         return await session.call_tool("bash", {"command": "echo ran > ran.txt"})
 
-    ok, denied, hidden, cat, escape, protected, read, slow, broken = session_run(
+    ok, denied, hidden, cat, escape, protected, read, settings, slow, broken = session_run(
         project, home, body)
     assert not ok.is_error and text(ok).startswith("hi\n") and "[exit code 0]" in text(ok)
     assert denied.is_error and "git-destructive" in text(denied)
@@ -86,6 +88,8 @@ def test_bash_confined_denied_and_hidden_reads(project: Path, home: Path) -> Non
     assert not (home / "escaped").exists() and "[exit code 0]" not in text(escape)
     assert protected.is_error and "protected" in text(protected)
     assert not read.is_error and text(read) == "hi\n"
+    assert settings.is_error and "hook settings" in text(settings)
+    assert not (project / ".cursor").exists()
     assert slow.is_error and "[exit code 124]" in text(slow)
     assert broken.is_error and "unknown tool `Bsh`" in text(broken)
     assert not (project / "ran.txt").exists()
