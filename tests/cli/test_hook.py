@@ -251,11 +251,18 @@ def test_unwritable_or_impossible_strings_block(project: Path, agent: Agent,
     assert b"blocked" in result.stderr and b"Traceback" not in result.stderr
 
 
-@pytest.mark.parametrize("raw", ["[" * 100_000 + "]" * 100_000,
-                                 '{"x": "' + "a" * (17 << 20) + '"}'])
-def test_deep_or_huge_input_blocks(raw: str) -> None:
-    answer = answer_hook(Agent.CLAUDE_CODE, raw, RUNNER)
+def test_deep_or_huge_input_blocks() -> None:
+    answer = answer_hook(Agent.CLAUDE_CODE, "[" * 100_000 + "]" * 100_000, RUNNER)
     assert answer.exit_code == 2 and "blocked" in answer.stderr
+    # 17 MiB, through the real command (the bytes stay out of this process's memory).
+    feed = "import sys; sys.stdout.write('{\"x\": \"' + 'a' * (17 << 20) + '\"}')"
+    writer = subprocess.Popen([sys.executable, "-c", feed], stdout=subprocess.PIPE)
+    result = subprocess.run([str(SCRIPT), "hook", "claude-code"], stdin=writer.stdout,
+                            capture_output=True, check=False)
+    assert writer.stdout is not None
+    writer.stdout.close()
+    writer.wait()
+    assert result.returncode == 2 and b"larger than" in result.stderr
 
 
 def test_unexpected_shapes_block(project: Path) -> None:

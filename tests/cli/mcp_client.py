@@ -1,0 +1,72 @@
+"""The official MCP SDK's client, run as its own process by test_mcp.py (the SDK then
+never loads into the test process, whose memory other tests measure).
+
+    python tests/cli/mcp_client.py < steps.json > results.json
+
+stdin: {"project", "home", "approve": [substrings] | null, "steps": [...]} where a step
+is {"list": true}, {"call": name, "args": {...}} or {"write": path, "text": "..."}.
+stdout: {"results": [...], "asked": [messages]}; a call's result is {"is_error", "text"},
+a listing's is {"tools": {name: {"description", "properties"}}}.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import types
+from mcp.client.context import ClientRequestContext
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+SCRIPT = str(Path(sys.executable).with_name("swifty-sandbox"))
+
+
+def main() -> None:
+    plan: dict[str, Any] = json.load(sys.stdin)
+    asked: list[str] = []
+    approve: list[str] | None = plan.get("approve")
+
+    async def elicit(context: ClientRequestContext,
+                     params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        allow = any(word in params.message for word in approve or [])
+        return types.ElicitResult(action="accept", content={"allow": allow, "always": False})
+
+    params = StdioServerParameters(
+        command=SCRIPT, args=["mcp", "--project", plan["project"]],
+        env={"HOME": plan["home"], "PATH": os.environ["PATH"]}, cwd=plan["project"])
+
+    async def run() -> list[dict[str, Any]]:
+        results: list[dict[str, Any]] = []
+        async with stdio_client(params, errlog=sys.stderr) as (read, write), ClientSession(
+                read, write, elicitation_callback=elicit if approve is not None else None
+        ) as session:
+            await session.initialize()
+            for step in plan["steps"]:
+                if "write" in step:
+                    Path(step["write"]).parent.mkdir(parents=True, exist_ok=True)
+                    Path(step["write"]).write_text(step["text"])
+                elif "list" in step:
+                    listed = await session.list_tools()
+                    results.append({"tools": {
+                        tool.name: {"description": tool.description or "",
+                                    "properties": sorted(tool.input_schema["properties"])}
+                        for tool in listed.tools}})
+                else:
+                    result = await session.call_tool(step["call"], step.get("args", {}))
+                    text = "".join(c.text for c in result.content
+                                   if isinstance(c, types.TextContent))
+                    results.append({"is_error": bool(result.is_error), "text": text})
+        return results
+
+    results = anyio.run(run)
+    json.dump({"results": results, "asked": asked}, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
