@@ -285,11 +285,12 @@ def hidden_below(policy: Policy, directory: str) -> str | None:
     return None
 
 
-# The agents' own hook settings: whoever can write them can remove this guard, or add a
-# hook that runs outside any sandbox at the agent's next start.
-AGENT_SETTINGS = (".claude/settings.json", ".claude/settings.local.json",
-                  ".codex/hooks.json", ".codex/config.toml", ".gemini/settings.json",
-                  ".cursor/hooks.json")
+# The agents' own settings, at any depth and in home too (policy/protected.py guards the
+# project's): whoever writes them can remove this guard, or add a hook or MCP server that
+# runs outside any sandbox at the agent's next start.
+AGENT_HOOK_FILES = (".claude/settings.json", ".claude/settings.local.json", ".mcp.json",
+                    ".codex/hooks.json", ".codex/config.toml", ".gemini/settings.json",
+                    ".cursor/hooks.json", ".cursor/mcp.json")
 
 
 def agent_settings_write(policy: Policy, request: Request) -> Decision | None:
@@ -298,7 +299,7 @@ def agent_settings_write(policy: Policy, request: Request) -> Decision | None:
     if request.tool.category is not Category.WRITE or request.path is None:
         return None
     for path in candidate_paths(policy, request.path):
-        if path.endswith(tuple("/" + name for name in AGENT_SETTINGS)):
+        if path.endswith(tuple("/" + name for name in AGENT_HOOK_FILES)):
             return Decision(Effect.DENY, t("hook.agent_settings", path=path),
                             Layer.PROTECTED)
     return None
@@ -411,6 +412,6 @@ def answer_hook(agent: Agent, raw: str | bytes, runner: Sequence[str], *,
         return blocked(agent, t("hook.error", agent=agent.value, error=detail))
 
 
-__all__ = ["AGENT_SETTINGS", "EXIT_BLOCK", "MAX_INPUT", "Agent", "HookAnswer", "HookCall",
+__all__ = ["AGENT_HOOK_FILES", "EXIT_BLOCK", "MAX_INPUT", "Agent", "HookAnswer", "HookCall",
            "HookInputError", "agent_settings_write", "answer_hook", "blocked",
            "confined_command", "hidden_below", "parse_call"]
