@@ -194,9 +194,10 @@ def _expand(value: str, base: str, home: str) -> str:
 
 
 def protected(project: str, roots: tuple[str, ...], dot_gits: Iterable[str] = (),
-              home: str | None = None) -> GitPaths:
+              home: str | None = None, heads: Iterable[str] = ()) -> GitPaths:
     """The paths of `project`'s repository (and of every `.git` entry found in the
-    writable trees, `dot_gits`) that must stay read-only."""
+    writable trees, `dot_gits`, and every bare repository, found by its `HEAD` in
+    `heads`) that must stay read-only."""
     home = home or os.path.expanduser("~")
     read_only: dict[str, None] = {}
     guard: dict[str, None] = {}
@@ -247,6 +248,11 @@ def protected(project: str, roots: tuple[str, ...], dot_gits: Iterable[str] = ()
         directory = gitdir_of(dot_git)
         if directory is not None:
             git_dir(directory, worktree)
+
+    for head in heads:  # bare repositories (a test fixture `remote.git`): git finds
+        directory = os.path.dirname(head)  # one from any directory inside it
+        if "/.git/" not in directory + "/" and is_git_dir(directory):
+            git_dir(directory, directory)
 
     # The user's own git config applies to every repository: a relative hooksPath there
     # names a directory in each work tree.

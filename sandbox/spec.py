@@ -282,7 +282,7 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         raise SetupError(t("setup.root_glob", pattern=str(e))) from e
     _refuse_unresolved(policy, [m for m in marked if m.endswith("/.git")])
     git = gitfiles.protected(project, roots, [m for m in marked if m.endswith("/.git")],
-                             home)
+                             home, [m for m in marked if m.endswith("/HEAD")])
     # `.swifty` at any depth: a planted `pkg/.swifty` would be the policy of a later
     # session started in `pkg/`.
     policy_dirs = [m for m in marked if m.endswith("/.swifty")]

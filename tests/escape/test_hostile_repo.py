@@ -760,3 +760,12 @@ def test_created_agent_settings_are_moved_aside(attack: Attack, project: Path) -
     result = attack("mkdir -p .claude && echo '{\"hooks\": {}}' > .claude/settings.json",
                     settings.exists, lambda: shutil.rmtree(project / ".claude"))
     assert "moved" in result.stderr
+
+
+def test_an_existing_bare_repository_is_protected(attack: Attack, repo: Path) -> None:
+    bare = repo / "tests" / "fixtures" / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    config = bare / "config"
+    original = config.read_text()
+    attack("printf '[core]\\n\\tpager = evil\\n' >> tests/fixtures/remote.git/config",
+           lambda: "evil" in config.read_text(), lambda: config.write_text(original))
