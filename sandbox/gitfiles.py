@@ -17,6 +17,7 @@ the run); a file with several hard links is not trusted (another name could chan
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import stat
@@ -294,15 +295,17 @@ def protected(project: str, roots: tuple[str, ...], dot_gits: Iterable[str] = ()
 # repository's config: nothing here makes git run a program. Any other key (fsmonitor,
 # hooksPath, pager, editor, sshCommand, aliases, filters, includes …) does or may.
 # `core.worktree` is checked apart: it must stay inside the project.
-_SAFE_KEYS = re.compile(
-    r"^(core\.(repositoryformatversion|filemode|bare|logallrefupdates|ignorecase|"
-    r"precomposeunicode|symlinks|autocrlf|eol|safecrlf|quotepath|sparsecheckout|"
-    r"sparsecheckoutcone)"
-    r"|extensions\.(objectformat|worktreeconfig)|init\.defaultbranch|user\.(name|email)"
-    r"|index\.sparse|lfs\.repositoryformatversion|gc\.auto|fetch\.prune"
-    r"|pull\.(rebase|ff)|push\.(default|autosetupremote)"
-    r"|remote\.[^.]+\.(url|fetch|pushurl|tagopt|prune)"
-    r"|branch\.[^.]+\.(remote|merge|rebase)|submodule\.[^.]+\.(url|active))$")
+@functools.cache
+def _safe_keys() -> re.Pattern[str]:
+    return re.compile(
+        r"^(core\.(repositoryformatversion|filemode|bare|logallrefupdates|ignorecase|"
+        r"precomposeunicode|symlinks|autocrlf|eol|safecrlf|quotepath|sparsecheckout|"
+        r"sparsecheckoutcone)"
+        r"|extensions\.(objectformat|worktreeconfig)|init\.defaultbranch|user\.(name|email)"
+        r"|index\.sparse|lfs\.repositoryformatversion|gc\.auto|fetch\.prune"
+        r"|pull\.(rebase|ff)|push\.(default|autosetupremote)"
+        r"|remote\.[^.]+\.(url|fetch|pushurl|tagopt|prune)"
+        r"|branch\.[^.]+\.(remote|merge|rebase)|submodule\.[^.]+\.(url|active))$")
 
 
 def untrusted(dot_git: str, main: str | None = None, project: str | None = None
@@ -349,7 +352,7 @@ def unsafe_config(directory: str, project: str | None = None) -> str | None:
                     and is_within(os.path.realpath(os.path.join(directory, value)),
                                   os.path.realpath(project)):
                 continue  # a submodule's or worktree's own work tree
-            if not _SAFE_KEYS.match(key):
+            if not _safe_keys().match(key):
                 return key
     hooks = os.path.join(directory, "hooks")
     try:

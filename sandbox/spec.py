@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import os
 import re
 import stat
@@ -28,6 +27,7 @@ from swifty_sandbox.policy.loader import (
     SeccompProfile,
     expand_home,
     is_within,
+    project_digest,
     project_state_dir,
 )
 from swifty_sandbox.policy.messages import t
@@ -193,8 +193,8 @@ def _unsafe_root(root: str, home: str, explicit: tuple[str, ...]) -> bool:
 
 def temp_dir_for(project: str, home: str) -> str:
     """The host directory behind a project's /tmp (`tmp: project`)."""
-    digest = hashlib.sha256(project.encode(errors="surrogateescape")).hexdigest()[:16]
-    return os.path.join(home, TEMP_HOME, f"{os.path.basename(project)[:32]}-{digest}")
+    return os.path.join(home, TEMP_HOME,
+                        f"{os.path.basename(project)[:32]}-{project_digest(project)}")
 
 
 @functools.lru_cache(maxsize=4)  # this process's own interpreter and code do not move
