@@ -331,6 +331,8 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
             info = os.stat(real)
         except OSError:
             continue
+        if info.st_uid != os.getuid() and not os.access(real, os.R_OK):
+            continue  # not ours and not readable (/etc/shadow as a user): a mount saved
         if stat.S_ISDIR(info.st_mode):
             unreadable_dirs.append(real)
         else:

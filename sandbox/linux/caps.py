@@ -27,11 +27,14 @@ import os
 import resource
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from swifty_sandbox.policy.messages import t
 
 from ..spec import Limits
-from . import cgroups
+
+if TYPE_CHECKING:
+    from . import cgroups
 
 # prlimit from util-linux, from fixed system locations only (never $PATH).
 _PRLIMIT = ("/usr/bin/prlimit", "/bin/prlimit")
@@ -88,6 +91,8 @@ def prepare(limits: Limits) -> Caps:
         return caps
     held: frozenset[str] = frozenset()
     if os.geteuid() == 0:  # the kernel enforces no RLIMIT_NPROC for root: a cgroup
+        from . import cgroups
+
         caps.cgroup, held = cgroups.create(processes, memory)
     rlimits = []
     if memory is not None:

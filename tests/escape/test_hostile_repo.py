@@ -478,16 +478,23 @@ def test_a_directory_swapped_for_a_link_after_the_check_is_not_followed(
 
 def two_runs(confined: Callable[..., RunResult], unconfined: Callable[..., RunResult],
              first: str, second: str, worked: Callable[[], bool],
-             reset: Callable[[], None]) -> None:
+             reset: Callable[[], None], *, project: Path | None = None,
+             home: Path | None = None) -> None:
     """A command that prepares the next one: the pair must work unconfined and fail
-    confined."""
+    confined. With `project` and `home`, the second run may also be refused (125):
+    what the first one left can make the sandbox refuse until it is cleaned up."""
     unconfined(first)
     unconfined(second)
     assert worked(), "control: the attack does not work unconfined"
     reset()
     assert not worked()
     confined(first)
-    confined(second)
+    if project is not None and home is not None:
+        script = home.parent / f"second-{uuid.uuid4().hex}.sh"
+        script.write_text(second + "\n")
+        Sandbox(project, home=home).run(["bash", str(script)])
+    else:
+        confined(second)
     assert not worked(), f"ESCAPE: {first!r} then {second!r}"
 
 
@@ -517,7 +524,8 @@ def test_hard_link_made_before_the_file_was_protected(
 
     two_runs(confined, unconfined, "git init -q && ln .git/config notes.txt",
              "printf '[core]\\n\\tfsmonitor = evil\\n' >> notes.txt",
-             lambda: config.exists() and "fsmonitor" in config.read_text(), reset)
+             lambda: config.exists() and "fsmonitor" in config.read_text(), reset,
+             project=project, home=home)
 
 
 @pytest.mark.parametrize("gap", ["config", "hooks"])
