@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .commands import Invocation, invocations
-from .shell import Script, Simple, Word, parse, rough
+from .shell import Script, Simple, Word, new_pipeline, parse, rough
 from .types import Request
 
 _HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
@@ -38,7 +38,7 @@ class BashAnalysis:
 def analyse(request: Request) -> BashAnalysis:
     if request.argv is not None:
         words = tuple(Word(a, a) for a in request.argv)
-        script = Script((Simple(words, pipeline=1),) if words else ())
+        script = Script((Simple(words, pipeline=new_pipeline()),) if words else ())
     else:
         script = parse(request.command or "")
     try:

@@ -11,7 +11,9 @@ subshells and substitutions are all commands that *may* run, so all are listed.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import itertools
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -20,6 +22,13 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 MAX_DEPTH = 12  # nesting of substitutions and `bash -c` strings
+# Pipeline ids are unique across every script of the process, so commands of different
+# scripts (substitutions, `bash -c` strings, alternative readings) never share one.
+_PIPELINE_IDS = itertools.count(1)
+
+
+def new_pipeline() -> int:
+    return next(_PIPELINE_IDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,9 +87,14 @@ class Script:
     functions: tuple[Function, ...] = ()
     error: str | None = None  # why the string could not be analysed, if it could not
     parser: str = "tree-sitter"
+    # Other readings of a string no parser read cleanly: every command any of them
+    # finds is listed too (the blacklist and deny rules see them all).
+    readings: tuple[Script, ...] = ()
 
     def walk(self) -> Iterator[Simple]:
         """Every simple command, those inside substitutions and function bodies too."""
+        for reading in self.readings:
+            yield from reading.walk()
         for function in self.functions:
             yield from function.body.walk()
         for command in self.commands:
@@ -93,6 +107,8 @@ class Script:
     def errors(self) -> Iterator[str]:
         if self.error:
             yield self.error
+        for reading in self.readings:
+            yield from reading.errors()
         for function in self.functions:
             yield from function.body.errors()
         for command in self.commands:
@@ -146,7 +162,6 @@ class _TreeSitter:
         self.depth = depth
         self.commands: list[Simple] = []
         self.functions: list[Function] = []
-        self.pipelines = 0
 
     def text(self, node: Any) -> str:
         return str(self.source[node.start_byte:node.end_byte].decode("utf-8", "replace"))
@@ -279,6 +294,8 @@ class _TreeSitter:
                 script = self.sub_script(child)
                 self.commands.extend(script.commands)
                 self.functions.extend(script.functions)
+            elif child.type == "comment":
+                self.comment(child)
             else:
                 self._children(child, pipeline, stage, background, ())
 
@@ -315,9 +332,14 @@ class _TreeSitter:
                                         pipeline if pipeline is not None
                                         else self._new_pipeline(), stage, background))
 
+    def comment(self, node: Any) -> None:
+        """bash starts a comment only where a word could start (`x#y` is one word)."""
+        start = node.start_byte
+        if start and self.source[start - 1:start] not in _COMMENT_MAY_FOLLOW:
+            raise _Misparse(self.text(node))
+
     def _new_pipeline(self) -> int:
-        self.pipelines += 1
-        return self.pipelines
+        return new_pipeline()
 
     def redirect(self, node: Any) -> Redirect:
         kind = node.type
@@ -359,30 +381,66 @@ class _TreeSitter:
                 assignments.append(self.word(child))
             elif child.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
                 own_redirects.append(self.redirect(child))
+            elif child.type == "comment":
+                self.comment(child)
             elif child.type == "subshell":  # `$( … )` parsed oddly as an argument
                 words.append(Word(self.text(child), None, (self.sub_script(child),)))
             else:
-                words.append(self.word(child))
+                words.extend(self._lone_dollar(child) or (self.word(child),))
         self.commands.append(Simple(tuple(words), tuple(assignments), tuple(own_redirects),
                                     pipeline if pipeline is not None else self._new_pipeline(),
                                     stage, background))
+
+    def _lone_dollar(self, node: Any) -> tuple[Word, ...]:
+        """`$ cat`: tree-sitter reads `$cat`, bash a literal `$` and the word `cat`."""
+        if node.type == "command_name" and len(node.named_children) == 1:
+            node = node.named_children[0]
+        match = _LONE_DOLLAR.fullmatch(self.text(node)) if node.type == "simple_expansion" \
+            else None
+        return (Word("$", "$"), Word(match.group(1), match.group(1))) if match else ()
+
+
+_LONE_DOLLAR = re.compile(r"\$[ \t]+(\w+)")
+_COMMENT_MAY_FOLLOW = frozenset(bytes([c]) for c in b" \t\n;&|()<>")
 
 
 class _Misparse(Exception):
     """tree-sitter accepted something bash reads differently."""
 
 
-def _parse_tree_sitter(command: str, depth: int) -> Script | None:
+def _parse_tree_sitter(command: str, depth: int) -> tuple[Script | None, str | None]:
+    """tree-sitter's script, and the text where it disagrees with bash (if anywhere).
+
+    With a disagreement the script is only a partial reading (None when even that
+    failed): what it lists may run, but other commands may run too."""
     source = command.encode("utf-8", "surrogatepass")
     tree = _ts_parser().parse(source)
-    if tree.root_node.has_error:
-        return None
+    doubt = _first_error(tree.root_node, source) if tree.root_node.has_error else None
     walker = _TreeSitter(source, depth)
     try:
         walker.statement(tree.root_node)
-    except (_Misparse, RecursionError):  # deep nesting: the rough reading takes over
-        return None
-    return Script(tuple(walker.commands), tuple(walker.functions))
+    except _Misparse as misparse:
+        return None, doubt or _snippet(str(misparse))
+    except RecursionError:  # deep nesting: the rough reading takes over
+        return None, doubt or "nested too deeply"
+    return Script(tuple(walker.commands), tuple(walker.functions)), doubt
+
+
+def _first_error(root: Any, source: bytes) -> str:
+    """The source text around the first place tree-sitter could not parse."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.is_error or node.is_missing:
+            start = node.parent if node.is_missing and node.parent is not None else node
+            return _snippet(source[start.start_byte:].decode("utf-8", "replace"))
+        stack.extend(reversed([c for c in node.children if c.has_error or c.is_missing]))
+    return _snippet(source.decode("utf-8", "replace"))
+
+
+def _snippet(text: str, limit: int = 40) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 # -- bashlex (second opinion) --------------------------------------------------------------
@@ -409,7 +467,6 @@ class _Bashlex:
         self.depth = depth
         self.commands: list[Simple] = []
         self.functions: list[Function] = []
-        self.pipelines = 0
 
     def word(self, node: Any) -> Word:
         subs: list[Script] = []
@@ -442,15 +499,14 @@ class _Bashlex:
                     redirects.append(Redirect(part.type, self.word(target) if target else None,
                                               body.value if body is not None else None))
             if pipeline is None:
-                self.pipelines += 1
-                pipeline = self.pipelines
+                pipeline = new_pipeline()
             self.commands.append(Simple(tuple(words), tuple(assignments), tuple(redirects),
                                         pipeline, stage, background))
         elif kind == "pipeline":
-            self.pipelines += 1
+            pid = new_pipeline()
             stages = [p for p in node.parts if p.kind != "pipe"]
             for index, part in enumerate(stages):
-                self.node(part, self.pipelines, index, background)
+                self.node(part, pid, index, background)
         elif kind == "list":
             parts = node.parts
             for index, part in enumerate(parts):
@@ -470,8 +526,10 @@ class _Bashlex:
                 self.node(part, pipeline, stage, background)
             for attr in ("list", "command"):
                 child = getattr(node, attr, None)
-                if child is not None and hasattr(child, "kind"):
-                    self.node(child, pipeline, stage, background)
+                # A compound command's `list` is a Python list of nodes (`( … )`, `{ …; }`).
+                for item in child if isinstance(child, list) else [child]:
+                    if item is not None and hasattr(item, "kind"):
+                        self.node(item, pipeline, stage, background)
 
 
 # -- entry point ------------------------------------------------------------------------
@@ -480,22 +538,28 @@ _DOUBLE_BRACKETS = re.compile(r"(?<![\w\]])\[\[(?=\s)|(?<=\s)\]\](?![\w\[])")
 
 
 def parse(command: str, depth: int = 0) -> Script:
-    """The script of a shell string; `error` set when no method could analyse it.
+    """The script of a shell string; `error` set when it could not be analysed soundly.
 
-    Methods, in order: tree-sitter-bash; bashlex; and, for the `[[ … ]]` forms both
-    stumble on (`[[ -d / ]]`), the same string with `[[ … ]]` read as a `test …`
-    command: that lists a superset of the commands that can run (the operands become
-    words of `test`, nothing is hidden).
+    tree-sitter-bash reads it. Where tree-sitter reports an error or reads something
+    bash reads differently, nothing is trusted: the script then has `error` set (so it
+    is never allowed) and lists, as `readings`, every command any method finds —
+    tree-sitter's partial tree, bashlex, the same string with `[[ … ]]` read as `test …`,
+    and a rough split — so the blacklist and deny rules still see all of them.
     """
     if depth > MAX_DEPTH:
         return Script(error="nested too deeply", parser="none")
     if (len(command) - len(command.rstrip("\\"))) % 2:
         command = command[:-1]  # a line continuation at the very end continues nothing
-    script = _parse_tree_sitter(command, depth) or _parse_bashlex(command, depth)
-    if script is None and "[[" in command:
-        script = _parse_tree_sitter(_DOUBLE_BRACKETS.sub(
-            lambda m: "test" if m.group(0) == "[[" else "", command), depth)
-    return script if script is not None else rough(command)
+    script, doubt = _parse_tree_sitter(command, depth)
+    if script is not None and doubt is None:
+        return script
+    readings = [script, _parse_bashlex(command, depth)]
+    if "[[" in command:
+        readings.append(_parse_tree_sitter(_DOUBLE_BRACKETS.sub(
+            lambda m: "test" if m.group(0) == "[[" else "", command), depth)[0])
+    readings.append(rough(command))
+    return Script(error=doubt, parser="none",
+                  readings=tuple(dataclasses.replace(r, error=None) for r in readings if r))
 
 
 _OPERATORS = frozenset({";", "&&", "||", "|", "&", "|&", "\n", ";;", "(", ")", "{", "}"})
@@ -520,7 +584,7 @@ def rough(command: str) -> Script:
     for token in [*tokens, ";"]:
         if token in _OPERATORS or set(token) <= set(";&|<>()\n"):
             if words:
-                commands.append(Simple(tuple(words), pipeline=len(commands) + 1))
+                commands.append(Simple(tuple(words), pipeline=new_pipeline()))
             words = []
         elif token:
             for part in token.replace("$(", " ").replace("`", " ").split():
