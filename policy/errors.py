@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+_LONGEST_MESSAGE = 400
+
 
 class SwiftyError(Exception):
     """Base of every error swifty-sandbox reports to a person."""
@@ -22,6 +24,8 @@ class PolicyFileError(SwiftyError):
 
     def __init__(self, file: str, line: int, column: int, message: str,
                  kind: str = "schema") -> None:
+        if len(message) > _LONGEST_MESSAGE:  # a huge rule or scalar is never echoed whole
+            message = message[:_LONGEST_MESSAGE - 1] + "…"
         self.file = file
         self.line = line
         self.column = column

@@ -34,6 +34,7 @@ from .yamlnodes import (
     is_null,
     mapping,
     read_source,
+    shown,
     string,
     string_list,
 )
@@ -467,7 +468,7 @@ def load_profile(name: str, project: Path, _seen: tuple[str, ...] = ()) -> Profi
             return inherited
         node = top[key][1]
         if node.tag != "tag:yaml.org,2002:bool":
-            raise fail(source, node, t("file.bad_choice", key=key, value=node.value,
+            raise fail(source, node, t("file.bad_choice", key=key, value=shown(node.value),
                                        expected="true | false"))
         return str(node.value).lower() in ("true", "yes", "on")
 

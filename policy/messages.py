@@ -15,6 +15,19 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "cannot read the file: {error}",
         "无法读取文件：{error}",
     ),
+    "file.not_regular": (
+        "cannot read the file: it is not a regular file (a FIFO, device, socket or "
+        "directory is never read)",
+        "无法读取文件：它不是普通文件（绝不读取 FIFO、设备、套接字或目录）",
+    ),
+    "file.too_large": (
+        "cannot read the file: it is too large ({size} bytes; at most {limit} are read)",
+        "无法读取文件：文件过大（{size} 字节；最多读取 {limit} 字节）",
+    ),
+    "file.not_utf8": (
+        "cannot read the file: it is not UTF-8 text (byte {byte})",
+        "无法读取文件：它不是 UTF-8 文本（字节 {byte}）",
+    ),
     "file.yaml": (
         "invalid YAML: {error}",
         "YAML 格式错误：{error}",
@@ -55,6 +68,10 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "file.bad_choice": (
         "`{key}` must be one of {expected}, found `{value}`",
         "`{key}` 必须是 {expected} 之一，实际为 `{value}`",
+    ),
+    "rule.too_long": (
+        "the rule is {length} characters long; at most {limit} are accepted",
+        "规则长 {length} 个字符；最多接受 {limit} 个",
     ),
     "rule.syntax": (
         "malformed rule `{rule}`: write `Tool(pattern)` or `Tool`, e.g. `Bash(git *)`",

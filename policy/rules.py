@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
 _RULE_RE = re.compile(r"\s*(?P<tool>[^\s()]+)\s*(?:\((?P<pattern>.*)\))?\s*", re.DOTALL)
+MAX_RULE_CHARS = 4096  # no real rule comes near; compiling a huge one costs seconds
 _GLOB_SPECIAL = re.compile(r"([\\*?\[\]!#])")
 
 
@@ -40,9 +41,14 @@ class RuleSyntaxError(SwiftyError):
 
 
 class BashPattern:
-    """A compiled Bash rule pattern; `None` pattern text matches every command."""
+    """A compiled Bash rule pattern; `None` pattern text matches every command.
 
-    __slots__ = ("_prefix", "_regex", "text")
+    Stars only, so no regex: the literal pieces between stars are found left to right,
+    each at its earliest place (which leaves the most room for the rest) — linear time
+    whatever the number of stars, where a backtracking regex takes exponential time on
+    `*a*a*a…*b`."""
+
+    __slots__ = ("_optional", "_pieces", "_prefix", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -50,18 +56,36 @@ class BashPattern:
         optional_args = False
         if body.endswith(":*") or (body.endswith(" *") and not body.endswith("\\ *")):
             body, optional_args = body[:-2], True
-        # `\*` is a literal star: protect it, split on the real stars, escape the rest.
-        pieces = body.replace("\\*", "\0").split("*")
-        parts = [re.escape(piece).replace("\0", "\\*") for piece in pieces]
-        # A startswith() test rejects most rules before the regex runs (hot path).
-        self._prefix = pieces[0].replace("\0", "*")
-        regex = ".*".join(parts) + ("(?: .*)?" if optional_args else "")
-        self._regex = re.compile(regex, re.DOTALL)
+        # `\*` is a literal star: protect it, split on the real stars.
+        pieces = tuple(p.replace("\0", "*") for p in body.replace("\\*", "\0").split("*"))
+        self._pieces = pieces
+        # A trailing ` *` also matches no arguments: the pieces, or the pieces, a blank
+        # and anything.
+        self._optional = (*pieces[:-1], pieces[-1] + " ", "") if optional_args else None
+        # A startswith() test rejects most rules before anything else runs (hot path).
+        self._prefix = pieces[0]
 
     def matches(self, command_text: str) -> bool:
         return command_text.startswith(self._prefix) and (
-            self._regex.fullmatch(command_text) is not None
-        )
+            star_match(self._pieces, command_text)
+            or (self._optional is not None and star_match(self._optional, command_text)))
+
+
+def star_match(pieces: tuple[str, ...], text: str) -> bool:
+    """Whether `text` is the literal pieces with any text between them (`*` globs)."""
+    first, last = pieces[0], pieces[-1]
+    if len(pieces) == 1:
+        return text == first
+    end = len(text) - len(last)
+    if end < len(first) or not text.startswith(first) or not text.endswith(last):
+        return False
+    position = len(first)
+    for piece in pieces[1:-1]:
+        found = text.find(piece, position, end)
+        if found < 0:
+            return False
+        position = found + len(piece)
+    return True
 
 
 def escape_glob(literal: str) -> str:
@@ -158,6 +182,54 @@ class PathPattern:
         return self.regex.match(absolute_path.lstrip("/")) is not None
 
 
+# One atom of a path glob's regex: an escape, a class, a group's start, one character;
+# then its quantifier, if any.
+_ATOM = re.compile(r"(\\.|\[\^?\]?(?:\\.|[^\]\\])*\]|\(\?[:>]|\(\?P<\w+>|.)([*+?]\??|\{[^}]*\})?",
+                   re.DOTALL)
+_STAR = "[^/]*"
+
+
+def bounded(regex: str) -> str:
+    """A path glob's regex without exponential backtracking on many stars (`*a*a…*b`).
+
+    Within a path segment a glob is fixed-length pieces joined by stars (`[^/]*`). Each
+    star followed by a piece and another star is rewritten as `(?>[^/]*?PIECE)`: the
+    piece at its earliest place, never revisited. The earliest place leaves the most
+    room for the rest, so for pieces that cannot match `/` the matches are the same, and
+    the time is linear per piece instead of exponential in the number of stars.
+    """
+    atoms = [m.group(1) + (m.group(2) or "") for m in _ATOM.finditer(regex)]
+    out: list[str] = []
+    index = 0
+    while index < len(atoms):
+        if atoms[index] != _STAR:
+            out.append(atoms[index])
+            index += 1
+            continue
+        if index + 1 < len(atoms) and atoms[index + 1] == _STAR:
+            index += 1  # two stars in a row are one
+            continue
+        end = index + 1  # the piece: one-character atoms up to the next star
+        while end < len(atoms) and _one_character(atoms[end]):
+            end += 1
+        piece = "".join(atoms[index + 1:end])
+        if piece and end < len(atoms) and atoms[end] == _STAR:
+            out.append(f"(?>{_STAR}?{piece})")
+        else:
+            out.append(_STAR + piece)
+        index = end
+    return "".join(out)
+
+
+def _one_character(atom: str) -> bool:
+    """Matches exactly one character, never `/`."""
+    if atom.startswith("["):
+        return atom.endswith("]") and ("/" in atom) == atom.startswith("[^")
+    if atom.startswith("\\"):
+        return len(atom) == 2 and atom[1] not in "/dDwWsSbBAZ0123456789"
+    return len(atom) == 1 and atom not in "./()|^$*+?{}"
+
+
 def compile_glob(anchored: str, shown: str) -> re.Pattern[str]:
     """The regex for one gitignore pattern; raises `RuleSyntaxError` when invalid."""
     if anchored.startswith("!"):
@@ -173,7 +245,7 @@ def compile_glob(anchored: str, shown: str) -> re.Pattern[str]:
         raise RuleSyntaxError(t("rule.bad_glob", rule=shown, error="unmatched `[`"),
                               "invalid-glob")
     # DOTALL: a file name may contain a newline (`a\nb/x/.git/hooks` is a hooks dir too).
-    return re.compile(compiled.regex.pattern, compiled.regex.flags | re.DOTALL)
+    return re.compile(bounded(compiled.regex.pattern), compiled.regex.flags | re.DOTALL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +284,8 @@ def parse_rule(
     home: Path,
 ) -> Rule:
     """Parse `Tool(pattern)`; raises `RuleSyntaxError` with a translated message."""
+    if len(text) > MAX_RULE_CHARS:
+        raise RuleSyntaxError(t("rule.too_long", length=len(text), limit=MAX_RULE_CHARS))
     m = _RULE_RE.fullmatch(text)
     if m is None:
         if "(" in text and not text.rstrip().endswith(")"):

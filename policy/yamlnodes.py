@@ -6,6 +6,8 @@ PyYAML's composer gives nodes with marks; these helpers check shapes and raise
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,14 +30,70 @@ class Source:
     text: str
 
 
+# Policy files are a few kilobytes; a cap keeps a hostile one from costing more than
+# a fraction of a second and a few megabytes (256 KiB hold some 5,000 rules).
+MAX_FILE_BYTES = 256 * 1024
+SHOWN_CHARS = 80  # the longest value echoed into a message
+
+
 def read_source(path: Path) -> Source | None:
-    """The file's text; None when it does not exist (a missing file is empty)."""
+    """The file's text; None when it does not exist (a missing file is empty).
+
+    The one reader of every policy file (rules, config, profiles). Only a regular file
+    is read, checked on the open descriptor (a FIFO, device or `/dev/zero` symlink is
+    refused, never waited on or read forever); `O_NONBLOCK` keeps the open itself from
+    blocking on a FIFO. Over `MAX_FILE_BYTES` is an error, as is text that is not UTF-8
+    (at the line it occurs)."""
+    name = str(path)
     try:
-        return Source(str(path), path.read_text(encoding="utf-8"))
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
     except (FileNotFoundError, NotADirectoryError):
         return None
-    except (OSError, UnicodeDecodeError) as e:
-        raise PolicyFileError(str(path), 1, 1, t("file.unreadable", error=e)) from e
+    except (OSError, ValueError) as e:  # ValueError: a NUL in the path
+        raise PolicyFileError(name, 1, 1, t("file.unreadable", error=_os_reason(e))) from e
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise PolicyFileError(name, 1, 1, t("file.not_regular"))
+        if info.st_size > MAX_FILE_BYTES:
+            raise PolicyFileError(name, 1, 1, t("file.too_large", size=info.st_size,
+                                                limit=MAX_FILE_BYTES))
+        chunks: list[bytes] = []
+        size = 0
+        while size <= MAX_FILE_BYTES:  # the file may grow after fstat
+            chunk = os.read(fd, MAX_FILE_BYTES + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > MAX_FILE_BYTES:
+            raise PolicyFileError(name, 1, 1, t("file.too_large", size=size,
+                                                limit=MAX_FILE_BYTES))
+    except OSError as e:
+        raise PolicyFileError(name, 1, 1, t("file.unreadable", error=_os_reason(e))) from e
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    try:
+        return Source(name, data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        before = data[:e.start]
+        line = before.count(b"\n") + 1
+        column = len(before[before.rfind(b"\n") + 1:].decode("utf-8", "replace")) + 1
+        raise PolicyFileError(name, line, column,
+                              t("file.not_utf8", byte=f"0x{data[e.start]:02x}")) from e
+
+
+def _os_reason(e: Exception) -> str:
+    return e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+
+
+def shown(value: object) -> str:
+    """A value as echoed in a message: at most `SHOWN_CHARS` characters, one line."""
+    text = str(value)
+    if len(text) > SHOWN_CHARS:
+        text = text[:SHOWN_CHARS - 1] + "…"
+    return text.replace("\n", "\\n")
 
 
 def compose(source: Source) -> yaml.Node | None:
@@ -73,8 +131,8 @@ def describe(node: yaml.Node) -> str:
     if node.tag == _NULL:
         return "nothing"
     if node.tag == _STR:
-        return f"the text `{node.value}`"
-    return f"`{node.value}`"
+        return f"the text `{shown(node.value)}`"
+    return f"`{shown(node.value)}`"
 
 
 def is_null(node: yaml.Node) -> bool:
@@ -95,7 +153,7 @@ def mapping(
     for key_node, value_node in node.value:
         key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
         if not isinstance(key, str) or key not in allowed:
-            raise fail(source, key_node, t("file.unknown_key", key=key,
+            raise fail(source, key_node, t("file.unknown_key", key=shown(key),
                                            expected=", ".join(allowed)))
         if key in out:
             raise fail(source, key_node, t("file.duplicate_key", key=key))
@@ -114,7 +172,7 @@ def string(source: Source, key: str, node: yaml.Node) -> str:
 def choice(source: Source, key: str, node: yaml.Node, choices: tuple[str, ...]) -> str:
     value = string(source, key, node)
     if value not in choices:
-        raise fail(source, node, t("file.bad_choice", key=key, value=value,
+        raise fail(source, node, t("file.bad_choice", key=key, value=shown(value),
                                    expected=" | ".join(choices)))
     return value
 

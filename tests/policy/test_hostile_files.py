@@ -1,0 +1,134 @@
+"""Hostile files in every policy location: an error naming the file (and line), fast.
+
+Every kind from benchmarks/hostile_files.py (a FIFO, `/dev/zero` and `/dev/urandom`
+symlinks, a directory, 50 MB, a huge scalar, bytes that are not UTF-8, deep nesting, an
+alias bomb, a NUL) at every location (three rule files, two config files, a profile):
+loading the policy raises `PolicyFileError` for that file within a second, allocating
+little; and `check` in a real process exits 2 in under a second and 64 MB.
+"""
+
+from __future__ import annotations
+
+import time
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from benchmarks.hostile_files import HOSTILE, LOCATIONS, Hostile, place, run_check
+from swifty_sandbox import PolicyFileError, Request, Sandbox, Tool
+from swifty_sandbox.policy.rules import BashPattern, compile_glob
+from swifty_sandbox.policy.yamlnodes import MAX_FILE_BYTES, SHOWN_CHARS
+
+
+@pytest.mark.parametrize("location", LOCATIONS)
+@pytest.mark.parametrize("hostile", HOSTILE, ids=[h.name for h in HOSTILE])
+def test_hostile_file_is_an_error_naming_it(project: Path, home: Path, hostile: Hostile,
+                                            location: str) -> None:
+    path = place(hostile, location, project, home)
+    tracemalloc.start()
+    start = time.monotonic()
+    try:
+        with pytest.raises(PolicyFileError) as info:
+            Sandbox(project, home=home).check("ls")
+        seconds = time.monotonic() - start
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    error = info.value
+    assert error.file == str(path)
+    if hostile.line is not None:
+        assert error.line == hostile.line, error
+    assert seconds < 1.0
+    assert peak < 16 * 1024 * 1024, peak
+    assert len(str(error)) < len(str(path)) + 500  # nothing huge is echoed
+
+
+@pytest.mark.parametrize("hostile", HOSTILE, ids=[h.name for h in HOSTILE])
+def test_check_exits_2_fast_and_small(outside_temp: Path, hostile: Hostile) -> None:
+    project, home = outside_temp / "project", outside_temp / "home"
+    (project / ".git").mkdir(parents=True)
+    home.mkdir()
+    location = LOCATIONS[HOSTILE.index(hostile) % len(LOCATIONS)]  # each kind somewhere
+    path = place(hostile, location, project, home)
+    outcome = run_check(project, home, deadline=5.0)
+    assert outcome.exit_code == 2, outcome
+    assert str(path) in outcome.stderr
+    if hostile.line is not None:
+        assert f"{path}:{hostile.line}:" in outcome.stderr
+    assert "Traceback" not in outcome.stderr
+    assert outcome.seconds < 1.0, outcome
+    assert outcome.peak_mb < 64, outcome
+
+
+def test_undecodable_bytes_are_reported_at_their_line_and_column(project: Path,
+                                                                 home: Path) -> None:
+    path = project / ".swifty" / "permissions.yaml"
+    path.parent.mkdir()
+    path.write_bytes("- rule: Bash(ls)\n  effect: allow\n- rule: Bash(é\xff".encode("latin-1")
+                     .replace(b"\xe9", "é".encode()))
+    with pytest.raises(PolicyFileError) as info:
+        Sandbox(project, home=home)
+    assert (info.value.line, info.value.column) == (3, 15)
+
+
+def test_file_just_under_the_cap_is_read(project: Path, home: Path) -> None:
+    path = project / ".swifty" / "permissions.yaml"
+    path.parent.mkdir()
+    rule = "- rule: Bash(git status)\n  effect: allow\n"
+    path.write_text(rule * (MAX_FILE_BYTES // len(rule)))
+    assert Sandbox(project, home=home).check("git status").effect.value == "allow"
+
+
+def test_symlink_to_a_regular_file_is_followed(project: Path, home: Path) -> None:
+    real = home / "shared-rules.yaml"
+    real.write_text("- rule: Bash(git status)\n  effect: deny\n")
+    (project / ".swifty").mkdir()
+    (project / ".swifty" / "permissions.yaml").symlink_to(real)
+    assert Sandbox(project, home=home).check("git status").effect.value == "deny"
+
+
+def test_huge_value_is_not_echoed(project: Path, home: Path) -> None:
+    path = project / ".swifty" / "config.yaml"
+    path.parent.mkdir()
+    path.write_text("sandbox:\n  mode: " + "x" * 100_000 + "\n")
+    with pytest.raises(PolicyFileError) as info:
+        Sandbox(project, home=home)
+    assert "x" * (SHOWN_CHARS + 1) not in str(info.value)
+    assert (info.value.line, len(str(info.value)) < 400) == (2, True)
+
+
+# -- globs: bounded time -----------------------------------------------------------------
+
+STARS_30 = "*a" * 29 + "*b"
+
+
+def test_bash_glob_with_30_stars_is_fast() -> None:
+    pattern = BashPattern(STARS_30)
+    start = time.perf_counter()
+    for _ in range(100):
+        assert not pattern.matches("a" * 40)
+    assert pattern.matches("a" * 40 + "b")
+    assert time.perf_counter() - start < 0.05
+
+
+def test_path_glob_with_30_stars_is_fast() -> None:
+    regex = compile_glob(STARS_30, STARS_30)
+    start = time.perf_counter()
+    for _ in range(100):
+        assert regex.match("src/" + "a" * 40) is None
+    assert regex.match("src/" + "a" * 40 + "b") is not None
+    assert time.perf_counter() - start < 0.05
+
+
+def test_many_star_rule_in_a_file_decides_fast(project: Path, home: Path) -> None:
+    path = project / ".swifty" / "permissions.yaml"
+    path.parent.mkdir()
+    path.write_text(f"- rule: Bash({STARS_30})\n  effect: deny\n"
+                    f"- rule: ReadFile({STARS_30})\n  effect: deny\n")
+    box = Sandbox(project, home=home)
+    start = time.perf_counter()
+    assert box.check("echo " + "a" * 40).effect.value != "deny"
+    assert box.check(Request.file(Tool.READ_FILE, "a" * 40)).effect.value != "deny"
+    assert box.check("a" * 40 + "b").effect.value == "deny"
+    assert time.perf_counter() - start < 0.5
