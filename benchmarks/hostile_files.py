@@ -14,10 +14,9 @@ file (and line) in under 1 s and 64 MB. The test suite asserts the same
 from __future__ import annotations
 
 import os
-import signal
+import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,32 +137,44 @@ class Outcome:
     stderr: str
 
 
+# Measures one command from a small process of its own: a child's peak RSS (ru_maxrss)
+# starts from the size of the process it was forked from, so forking straight from a
+# big test runner would report the runner's size.
+_MEASURE = """
+import os, signal, sys, time
+deadline = float(sys.argv[1])
+start = time.monotonic()
+pid = os.fork()
+if pid == 0:
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    os.execv(sys.argv[2], sys.argv[2:])
+code = None
+while True:
+    done, status, usage = os.wait4(pid, os.WNOHANG)
+    if done:
+        code = os.waitstatus_to_exitcode(status)
+        break
+    if time.monotonic() - start > deadline:
+        os.kill(pid, signal.SIGKILL)
+        _, status, usage = os.wait4(pid, 0)
+        break
+    time.sleep(0.002)
+print(code, time.monotonic() - start, usage.ru_maxrss)
+"""
+
+
 def run_check(project: Path, home: Path, deadline: float = 10.0) -> Outcome:
-    """`swifty-sandbox check -c ls` in a fresh process; its peak RSS from wait4."""
-    err = tempfile.TemporaryFile()  # noqa: SIM115 (closed below, after wait4)
+    """`swifty-sandbox check -c ls` in a fresh process: exit code, time, peak RSS."""
     env = {**os.environ, "HOME": str(home), "SWIFTY_LANG": "en"}
-    start = time.monotonic()
-    pid = os.posix_spawn(sys.executable, [sys.executable, "-m", "swifty_sandbox.cli", "check",
-                                          "--project", str(project), "-c", "ls"], env,
-                         file_actions=[(os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0),
-                                       (os.POSIX_SPAWN_OPEN, 1, "/dev/null", os.O_WRONLY, 0),
-                                       (os.POSIX_SPAWN_DUP2, err.fileno(), 2)])
-    code: int | None = None
-    while True:
-        done, status, usage = os.wait4(pid, os.WNOHANG)
-        if done:
-            code = os.waitstatus_to_exitcode(status)
-            break
-        if time.monotonic() - start > deadline:
-            os.kill(pid, signal.SIGKILL)
-            _, status, usage = os.wait4(pid, 0)
-            break
-        time.sleep(0.005)
-    seconds = time.monotonic() - start
-    err.seek(0)
-    stderr = err.read().decode("utf-8", "replace")
-    err.close()
-    return Outcome(code, seconds, usage.ru_maxrss / 1024, stderr)
+    command = [sys.executable, "-m", "swifty_sandbox.cli", "check", "--project", str(project),
+               "-c", "ls"]
+    done = subprocess.run([sys.executable, "-c", _MEASURE, str(deadline), *command], env=env,
+                          capture_output=True, check=False, timeout=deadline + 30)
+    code, seconds, peak_kb = done.stdout.split()
+    return Outcome(None if code == b"None" else int(code), float(seconds), int(peak_kb) / 1024,
+                   done.stderr.decode("utf-8", "replace"))
 
 
 def main() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import IO
 
@@ -12,6 +11,7 @@ from swifty_sandbox.policy import Decision, Effect, Request, Tool, UsageError
 from swifty_sandbox.policy.messages import t
 from swifty_sandbox.sandbox import Sandbox
 from swifty_sandbox.sandbox.api import request_from_json
+from swifty_sandbox.sandbox.jsonlines import read_json_lines
 
 from .common import (
     TOOL_NAMES,
@@ -36,21 +36,22 @@ def _print(decision: Decision, as_json: bool) -> None:
     click.echo(f"{decision.effect.value} [{decision.layer.value}] {decision.reason}")
 
 
-def _run_batch(box: Sandbox, batch: IO[str]) -> CheckExit:
+def _run_batch(box: Sandbox, batch: IO[bytes]) -> CheckExit:
+    """One object per request line; a line that is not a request gets an error object
+    (and makes the exit code 2), and the batch goes on."""
     worst = CheckExit.ALLOW
     order = [CheckExit.ALLOW, CheckExit.ASK, CheckExit.DENY, CheckExit.ERROR]
     name = getattr(batch, "name", "<batch>")
-    for number, line in enumerate(batch, start=1):
-        if not line.strip():
-            continue
+    for line in read_json_lines(batch):
         try:
-            request = request_from_json(json.loads(line))
+            if line.error is not None:
+                raise ValueError(line.error)
+            decision = box.check(request_from_json(line.value))
         except ValueError as e:
-            message = t("cli.batch_line", file=name, line=number, error=e)
+            message = t("cli.batch_line", file=name, line=line.number, error=e)
             echo_json({"error": {"code": "batch-line", "message": message}})
             worst = CheckExit.ERROR
             continue
-        decision = box.check(request)
         echo_json(decision.as_json())
         worst = max(worst, EXIT_FOR[decision.effect], key=order.index)
     return worst
@@ -61,7 +62,7 @@ def _run_batch(box: Sandbox, batch: IO[str]) -> CheckExit:
 @mode_option
 @sandbox_option
 @json_option
-@click.option("--batch", type=click.File("r"), help="JSON lines: one command per line.")
+@click.option("--batch", type=click.File("rb"), help="JSON lines: one command per line.")
 @click.option("-c", "command", help="A shell command string.")
 @click.option("--tool", "tool_name", type=click.Choice(TOOL_NAMES), default="Bash",
               show_default=True,
@@ -69,7 +70,7 @@ def _run_batch(box: Sandbox, batch: IO[str]) -> CheckExit:
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @reports_errors
 def check(project: Path | None, mode: str | None, sandbox_mode: str | None, as_json: bool,
-          batch: IO[str] | None, command: str | None, tool_name: str,
+          batch: IO[bytes] | None, command: str | None, tool_name: str,
           args: tuple[str, ...]) -> None:
     """Decide a request: exit 0 allow, 1 deny, 3 ask, 2 error.
 

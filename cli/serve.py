@@ -30,4 +30,4 @@ def serve(project: Path | None, mode: str | None, sandbox_mode: str | None) -> N
     box = Sandbox(project, mode=mode, sandbox_mode=sandbox_mode)
     for warning in box.warnings:
         warn(warning)
-    Server(box, sys.stdin, sys.stdout).serve()
+    Server(box, sys.stdin.buffer, sys.stdout).serve()

@@ -2,7 +2,7 @@
 confinement; `sandbox` and `cli` build on this package, never the other way round."""
 
 from .engine import MODE_TABLE, Policy, decide, load_policy, suggest_rules
-from .errors import PolicyFileError, SwiftyError, UsageError
+from .errors import PolicyFileError, StoreError, SwiftyError, UsageError
 from .loader import find_project
 from .store import add_rules, local_rules_path
 from .types import (
@@ -33,6 +33,7 @@ __all__ = [
     "SandboxMode",
     "Scope",
     "Settings",
+    "StoreError",
     "SwiftyError",
     "Tool",
     "UsageError",

@@ -34,5 +34,11 @@ class PolicyFileError(SwiftyError):
         super().__init__(f"{file}:{line}:{column}: {message}")
 
 
+class StoreError(SwiftyError):
+    """A rule could not be recorded (the file is a symlink, read-only, the disk full)."""
+
+    code = "store"
+
+
 class UsageError(SwiftyError):
     code = "usage"

@@ -120,6 +120,17 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "{file}：已忽略 `{key}: {value}`：提交到仓库的项目文件不能放宽限制；"
         "请在 ~/.swifty/config.yaml 或命令行中设置",
     ),
+    "store.cannot_write": (
+        "could not add the rule to {file}: {error}; nothing was changed",
+        "无法向 {file} 添加规则：{error}；未做任何更改",
+    ),
+    "store.symlink": (
+        "refusing to add a rule to {file}: it is a symbolic link (to {target}); rules are "
+        "only written to a regular file — replace the link with a file, or add the rule to "
+        "the target yourself",
+        "拒绝向 {file} 添加规则：它是符号链接（指向 {target}）；规则只写入普通文件——"
+        "请用文件替换该链接，或自行把规则加到目标文件中",
+    ),
     "store.invalid_existing": (
         "refusing to add a rule to {file}: the file is invalid ({error}); fix it first",
         "拒绝向 {file} 添加规则：该文件无效（{error}）；请先修复",
@@ -809,6 +820,30 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "cli.batch_line": (
         "{file}:{line}: expected a JSON string (a command) or an object with `tool`: {error}",
         "{file}:{line}：应为 JSON 字符串（命令）或带 `tool` 的对象：{error}",
+    ),
+    "jsonl.too_long": (
+        "the line is longer than {limit} bytes",
+        "该行超过 {limit} 字节",
+    ),
+    "jsonl.not_utf8": (
+        "the line is not UTF-8 text (byte {byte} at column {column})",
+        "该行不是 UTF-8 文本（第 {column} 列的字节 {byte}）",
+    ),
+    "jsonl.too_deep": (
+        "the JSON is nested too deeply",
+        "JSON 嵌套过深",
+    ),
+    "jsonl.surrogate": (
+        "the JSON holds `{code}`, a lone surrogate that is not a character",
+        "JSON 中含有 `{code}`，这是不代表任何字符的孤立代理项",
+    ),
+    "request.nul": (
+        "a command, argument or path cannot contain a NUL character",
+        "命令、参数或路径不能包含 NUL 字符",
+    ),
+    "serve.failed": (
+        "the request failed: {error}",
+        "请求失败：{error}",
     ),
     "cli.error": ("error: {message}", "错误：{message}"),
     "cli.warning": ("warning: {message}", "警告：{message}"),

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import PolicyFileError
+from .errors import PolicyFileError, StoreError
 from .loader import parse_rules, rule_file_path
 from .messages import t
 from .types import Effect, Scope
@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 @contextmanager
 def _locked(path: Path) -> Iterator[None]:
     lock_path = path.with_name(path.name + ".lock")
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    # O_NOFOLLOW: a planted `….lock` symlink must not make us create a file elsewhere.
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -93,10 +94,26 @@ def add_rules(path: Path, rules: list[str], effect: Effect, *, project: Path,
 
     A rule whose last occurrence in the file already has this effect is not repeated.
     Raises `PolicyFileError` if the file is invalid now (it is never "repaired") or if
-    a new rule is malformed; the file is then left untouched.
+    a new rule is malformed, and `StoreError` if it cannot be written (read-only, disk
+    full) or is a symbolic link; the file is then left untouched.
+
+    A symlink is refused rather than replaced or written through: replacing it would
+    silently cut the link, and writing through it would put a rule meant for this
+    project wherever the link points (another project's file, or the user's own
+    `~/.swifty/permissions.yaml`, which applies everywhere).
     """
+    try:
+        return _add_rules(path, rules, effect, project=project, home=home)
+    except OSError as e:
+        raise StoreError(t("store.cannot_write", file=path, error=e.strerror or e)) from e
+
+
+def _add_rules(path: Path, rules: list[str], effect: Effect, *, project: Path,
+               home: Path) -> list[str]:
     path.parent.mkdir(parents=True, exist_ok=True)
     with _locked(path):
+        if path.is_symlink():
+            raise StoreError(t("store.symlink", file=path, target=os.readlink(path)))
         source = read_source(path) or Source(str(path), "")
         try:
             existing = parse_rules(source, project, home)

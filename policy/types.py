@@ -133,6 +133,15 @@ class Request:
     argv: tuple[str, ...] | None = None
     path: str | None = None
 
+    def __post_init__(self) -> None:
+        # No file name, argument or command line of the system can hold a NUL: such a
+        # request could only fail later, at a worse place.
+        if any("\0" in text for text in (self.command or "", self.path or "",
+                                         *(self.argv or ()))):
+            from .messages import t
+
+            raise ValueError(t("request.nul"))
+
     @classmethod
     def bash(cls, command: str) -> Request:
         return cls(Tool.BASH, command=command)

@@ -7,7 +7,8 @@ Responses: {"id", "type": "result", …}            `run --json`'s object for Ba
                                                    {"decision", "is_error"} for files
            {"id", "type": "permission_request", "request", "decision"}
              answered by {"id", "type": "permission_response", "allow", "always"}
-           {"id", "type": "error", "message"}     a line that is not a request
+           {"id", "type": "error", "message"}     a line that is not a request, or a
+                                                  request that failed (nothing ran)
 
 Requests are handled one at a time, in order; while a permission request waits for its
 answer, other lines are kept and handled afterwards. The policy files are re-read when
@@ -22,12 +23,13 @@ from collections import deque
 from collections.abc import Iterator
 from typing import IO
 
-from swifty_sandbox.policy import Decision, Effect, PolicyFileError, Request, Tool
+from swifty_sandbox.policy import Decision, Effect, Request, SwiftyError, Tool
 from swifty_sandbox.policy.loader import CONFIG_FILE, SWIFTY_DIR, rule_file_path
 from swifty_sandbox.policy.messages import t
 from swifty_sandbox.policy.types import Scope
 
 from .api import Answer, Sandbox, request_from_json
+from .jsonlines import JsonLine, read_json_lines
 from .protocol import ProtocolError, permission_answer, timeout_of
 
 
@@ -49,23 +51,21 @@ def _signature(paths: list[str]) -> tuple[tuple[int, int] | None, ...]:
     return tuple(out)
 
 
-def _permission_response(line: str) -> dict[str, object] | None:
+def _permission_response(line: JsonLine) -> dict[str, object] | None:
     """The message in `line` if it is a permission response."""
-    try:
-        message = json.loads(line)
-    except ValueError:
-        return None
-    if isinstance(message, dict) and message.get("type") == "permission_response":
+    message = line.value
+    if line.error is None and isinstance(message, dict) \
+            and message.get("type") == "permission_response":
         return message
     return None
 
 
 class Server:
-    def __init__(self, box: Sandbox, reader: IO[str], writer: IO[str]) -> None:
+    def __init__(self, box: Sandbox, reader: IO[bytes], writer: IO[str]) -> None:
         self.box = box
-        self.reader = reader
+        self.lines = read_json_lines(reader)
         self.writer = writer
-        self.pending: deque[str] = deque()
+        self.pending: deque[JsonLine] = deque()
         self.files = _policy_files(box)
         self.seen = _signature(self.files)
 
@@ -73,13 +73,13 @@ class Server:
         self.writer.write(json.dumps(message, ensure_ascii=False) + "\n")
         self.writer.flush()
 
-    def lines(self) -> Iterator[str]:
+    def requests(self) -> Iterator[JsonLine]:
         while True:
             if self.pending:
                 yield self.pending.popleft()
                 continue
-            line = self.reader.readline()
-            if not line:
+            line = next(self.lines, None)
+            if line is None:
                 return
             yield line
 
@@ -113,10 +113,7 @@ class Server:
                 answer = self.answer(id_, queued)
                 assert answer is not None
                 return answer
-        while True:
-            line = self.reader.readline()
-            if not line:
-                return Answer.NO  # the agent went away: nobody said yes
+        for line in self.lines:
             response = _permission_response(line)
             if response is None:
                 self.pending.append(line)  # another request: handled after this one
@@ -124,29 +121,39 @@ class Server:
             answer = self.answer(id_, response)
             if answer is not None:
                 return answer
+        return Answer.NO  # the agent went away: nobody said yes
 
-    def handle(self, line: str) -> None:
+    def handle(self, line: JsonLine) -> None:
+        """Answer one line; whatever goes wrong is an error object for it, and the
+        server reads on (one bad request must not take the others down)."""
         try:
-            message = json.loads(line)
+            self._handle(line)
+        except SwiftyError as e:  # a rule file broke, an "always" could not be written
+            self.send({"id": line.id, "type": "error", "message": e.diagnostics()})
+        except Exception as e:  # a defect: reported for this request (nothing allowed)
+            error = f"{type(e).__name__}: {e}"
+            self.send({"id": line.id, "type": "error",
+                       "message": t("serve.failed", error=error[:300])})
+
+    def _handle(self, line: JsonLine) -> None:
+        message = line.value
+        if line.error is not None:
+            self.send({"id": None, "type": "error", "message": line.error})
+            return
+        try:
             if not isinstance(message, dict):
                 raise ValueError("a request is a JSON object")
             request = None if message.get("type") == "permission_response" \
                 else request_from_json(message)
         except ValueError as e:
-            id_ = message.get("id") if isinstance(locals().get("message"), dict) else None
-            self.send({"id": id_, "type": "error", "message": str(e)})
+            self.send({"id": line.id, "type": "error", "message": str(e)})
             return
         id_ = message.get("id")
-        if message.get("type") == "permission_response":
+        if request is None:
             self.send({"id": id_, "type": "error",
                        "message": "no permission request with this id is waiting"})
             return
-        try:
-            self.refresh()
-        except PolicyFileError as e:  # a rule file broke between requests: fail closed
-            self.send({"id": id_, "type": "error", "message": e.diagnostics()})
-            return
-        assert request is not None
+        self.refresh()  # a rule file that broke between requests: an error, fail closed
         self.box.ask = lambda req, dec: self.ask(id_, req, dec)
         if request.tool is Tool.BASH:
             try:
@@ -162,6 +169,5 @@ class Server:
                        "is_error": decision.effect is not Effect.ALLOW})
 
     def serve(self) -> None:
-        for line in self.lines():
-            if line.strip():
-                self.handle(line)
+        for line in self.requests():
+            self.handle(line)
