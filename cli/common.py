@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import enum
+import errno
 import json
+import os
+import signal
 import sys
 from collections.abc import Callable
 from functools import wraps
@@ -51,17 +55,60 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
+class Interrupted(BaseException):
+    """SIGINT, SIGTERM or SIGHUP arrived: unwind (the executor's cleanup kills the
+    command's whole tree on the way) and exit 128 + the signal's number."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+_ENDING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_OUTPUT_ERRORS = frozenset({errno.ENOSPC, errno.EPIPE, errno.EIO, errno.EDQUOT, errno.EFBIG})
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    for other in _ENDING_SIGNALS:  # the first signal wins: cleanup runs uninterrupted
+        signal.signal(other, signal.SIG_IGN)
+    raise Interrupted(signum)
+
+
+def _quiet_stdout() -> None:
+    """stdout failed (a full disk, a closed pipe): nothing more goes there, not even the
+    interpreter's last flush, which would print its own traceback."""
+    with contextlib.suppress(OSError, ValueError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+
+
 def reports_errors(func: Callable[P, R]) -> Callable[P, R]:
-    """Map `SwiftyError` to its message on stderr (and JSON on stdout) and exit code."""
+    """Map `SwiftyError` to its message on stderr (and JSON on stdout) and exit code;
+    end on SIGINT/SIGTERM/SIGHUP with 130/143/129 and no traceback; a failed write to
+    stdout is an error (exit 2), not a traceback."""
 
     @wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        for signum in _ENDING_SIGNALS:
+            if signal.getsignal(signum) is not signal.SIG_IGN:  # nohup stays nohup
+                signal.signal(signum, _interrupted)
         try:
             return func(*args, **kwargs)
         except SwiftyError as e:
-            if kwargs.get("as_json"):
-                echo_json({"error": {"code": e.code, "message": e.diagnostics()}})
+            with contextlib.suppress(OSError):
+                if kwargs.get("as_json"):
+                    echo_json({"error": {"code": e.code, "message": e.diagnostics()}})
             click.echo(t("cli.error", message=e.diagnostics()), err=True)
             sys.exit(e.exit_code)
+        except Interrupted as e:
+            sys.exit(128 + e.signum)
+        except OSError as e:  # the system refused (stdout on a full device, …)
+            message = t("cli.system_error", error=e.strerror or e)
+            if e.errno in _OUTPUT_ERRORS:  # files are written only by the store, which
+                message = t("cli.output_failed", error=e.strerror or e)  # says so itself
+                _quiet_stdout()
+            with contextlib.suppress(OSError):
+                click.echo(t("cli.error", message=message), err=True)
+            sys.exit(CheckExit.ERROR)
 
     return wrapper

@@ -28,6 +28,10 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "cannot read the file: it is not UTF-8 text (byte {byte})",
         "无法读取文件：它不是 UTF-8 文本（字节 {byte}）",
     ),
+    "file.nul": (
+        "`{key}` contains a NUL character, which no path, name or pattern can hold",
+        "`{key}` 含有 NUL 字符，任何路径、名称或模式都不能包含它",
+    ),
     "file.yaml": (
         "invalid YAML: {error}",
         "YAML 格式错误：{error}",
@@ -844,6 +848,26 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "serve.failed": (
         "the request failed: {error}",
         "请求失败：{error}",
+    ),
+    "project.missing": (
+        "the project directory {path} cannot be used: {error}",
+        "无法使用项目目录 {path}：{error}",
+    ),
+    "project.not_dir": (
+        "the project {path} is not a directory",
+        "项目 {path} 不是目录",
+    ),
+    "project.no_cwd": (
+        "the current directory no longer exists; change to a directory or give --project",
+        "当前目录已不存在；请切换到某个目录或使用 --project",
+    ),
+    "cli.output_failed": (
+        "could not write the output: {error}",
+        "无法写出输出：{error}",
+    ),
+    "cli.system_error": (
+        "the system refused an operation: {error}",
+        "系统拒绝了一项操作：{error}",
     ),
     "cli.error": ("error: {message}", "错误：{message}"),
     "cli.warning": ("warning: {message}", "警告：{message}"),

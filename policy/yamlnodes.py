@@ -166,6 +166,8 @@ def string(source: Source, key: str, node: yaml.Node) -> str:
 
     if not isinstance(node, yaml.ScalarNode) or node.tag != _STR:
         raise fail(source, node, t("file.not_string", key=key, found=describe(node)))
+    if "\0" in node.value:  # no path, name or pattern holds one (`"a\0b"` in YAML)
+        raise fail(source, node, t("file.nul", key=key))
     return str(node.value)
 
 

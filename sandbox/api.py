@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import enum
 import os
+import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,7 @@ from swifty_sandbox.policy import (
     Request,
     SandboxMode,
     Tool,
+    UsageError,
     decide,
     find_project,
     load_policy,
@@ -117,7 +119,7 @@ class Sandbox:
         sandbox_mode: SandboxMode | str | None = None,
         ask: Asker | None = None,
     ) -> None:
-        self.project = find_project(Path(project) if project is not None else Path.cwd())
+        self.project = find_project(_project_dir(project))
         self._home = Path(home) if home is not None else None
         self.mode = Mode(mode) if mode is not None else None
         self.sandbox_mode = SandboxMode(sandbox_mode) if sandbox_mode is not None else None
@@ -221,7 +223,7 @@ class Sandbox:
             return _failed(EXIT_DENIED, decision.reason, decision)
         command = shell_argv(request.command) if request.command is not None \
             else list(request.argv or ())
-        here = os.path.realpath(os.getcwd())
+        here = _cwd() or str(self.project)
         workdir = str(cwd) if cwd is not None else (
             here if is_within(here, str(self.project)) else str(self.project))
         limits = self._limits(timeout, output_bytes, memory_bytes, processes)
@@ -236,7 +238,6 @@ class Sandbox:
             return _failed(EXIT_SETUP, e.diagnostics(), decision)
         return _result(done, decision, timeout)
 
-
     def _limits(self, timeout: float | None, output_bytes: int, memory_bytes: int | None,
                 processes: int | None) -> Limits:
         """Caps given here, else the settings', else — when confined — the defaults."""
@@ -248,6 +249,32 @@ class Sandbox:
             memory = default_max_memory() if memory is None else memory
             count = default_max_processes() if count is None else count
         return Limits(timeout, output_bytes, memory or None, count or None, required)
+
+
+def _cwd() -> str | None:
+    """The working directory, resolved; None when it has been deleted."""
+    try:
+        return os.path.realpath(os.getcwd())
+    except FileNotFoundError:
+        return None
+
+
+def _project_dir(project: str | Path | None) -> Path:
+    """The directory to start from; a missing one, or a FIFO or file, is an error (its
+    policy files would otherwise silently not be found)."""
+    if project is None:
+        here = _cwd()
+        if here is None:
+            raise UsageError(t("project.no_cwd"))
+        return Path(here)
+    try:
+        info = os.stat(project)
+    except (OSError, ValueError) as e:
+        raise UsageError(t("project.missing", path=project,
+                           error=getattr(e, "strerror", None) or e)) from e
+    if not stat.S_ISDIR(info.st_mode):
+        raise UsageError(t("project.not_dir", path=project))
+    return Path(project)
 
 
 def _failed(code: int, message: str, decision: Decision) -> RunResult:

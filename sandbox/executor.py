@@ -109,21 +109,24 @@ def execute(
 ) -> Completed:
     """Run `argv` to completion (or timeout); `status_fd` is the read end of bwrap's
     --json-status-fd pipe, read alongside the output. `close_after_spawn` are fds only
-    the child needs (the pipe's write end: the read end sees EOF when bwrap exits).
+    the child needs (the pipe's write end: the read end sees EOF when bwrap exits);
+    execute() closes them, even when it fails or is interrupted.
     `own_tree`: the command reaps its own tree when it exits (bwrap: the PID
     namespace dies with it), so a normal exit needs no tree walk."""
     start = time.monotonic()
     out_buf, err_buf = BoundedBuffer(output_bytes), BoundedBuffer(output_bytes)
     status_raw = bytearray()
-    proc = subprocess.Popen(
-        list(argv), env=env, cwd=cwd, stdin=stdin,
-        stdout=subprocess.PIPE if capture else None,
-        stderr=subprocess.PIPE if capture else None,
-        pass_fds=tuple(pass_fds), start_new_session=True,
-        preexec_fn=preexec,  # no threads here; rlimits must be set in the child
-    )
-    for fd in close_after_spawn:
-        os.close(fd)
+    try:
+        proc = subprocess.Popen(
+            list(argv), env=env, cwd=cwd, stdin=stdin,
+            stdout=subprocess.PIPE if capture else None,
+            stderr=subprocess.PIPE if capture else None,
+            pass_fds=tuple(pass_fds), start_new_session=True,
+            preexec_fn=preexec,  # no threads here; rlimits must be set in the child
+        )
+    finally:  # they are ours to close from the call on, whatever happens
+        for fd in close_after_spawn:
+            os.close(fd)
     sel = selectors.DefaultSelector()
     sinks: dict[int, Callable[[bytes], None]] = {}
     for stream, sink in ((proc.stdout, out_buf.add), (proc.stderr, err_buf.add)):

@@ -95,14 +95,13 @@ def run_confined(spec: SandboxSpec, command: Sequence[str], *,
                                          seccomp_fd=seccomp_fd, status_fd=status_write,
                                          dir_fds=dir_fds)]
         env = scrub_env(dict(os.environ if environ is None else environ), spec)
+        handed, status_write = status_write, -1  # execute() closes it, even interrupted
         result = execute(
             argv, env=env, timeout=spec.limits.timeout, capture=capture,
             output_bytes=spec.limits.output_bytes,
-            stdin=stdin, pass_fds=(seccomp_fd, status_write, *dir_fds.values()),
+            stdin=stdin, pass_fds=(seccomp_fd, handed, *dir_fds.values()),
             status_fd=status_read,
-            preexec=caps.preexec(), close_after_spawn=(status_write,),
-            own_tree=True)
-        status_write = -1  # closed by execute() once bwrap has it
+            preexec=caps.preexec(), close_after_spawn=(handed,), own_tree=True)
     finally:
         for fd in (seccomp_fd, status_read, status_write, *dir_fds.values()):
             if fd >= 0:

@@ -14,7 +14,7 @@ import functools
 import os
 import socket
 import termios
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from swifty_sandbox.policy.loader import SeccompProfile
 
@@ -44,15 +44,46 @@ def _family(name: str) -> int:
     return value
 
 
+_SONAMES = {"seccomp": "libseccomp.so.2", "c": "libc.so.6"}
+
+
+def _import_pyseccomp() -> Any:
+    """pyseccomp finds its libraries with `ctypes.util.find_library`, which starts
+    `ldconfig`: some 25 ms, and when no process can be started (a process limit) it
+    says "Unable to find libseccomp" of a library that is there. The usual sonames are
+    tried first, without starting anything."""
+    import ctypes
+    import ctypes.util
+
+    original = ctypes.util.find_library
+
+    def find_library(name: str) -> str | None:
+        soname = _SONAMES.get(name)
+        if soname is not None:
+            try:
+                ctypes.CDLL(soname)
+                return soname
+            except OSError:
+                pass
+        return original(name)
+
+    ctypes.util.find_library = find_library
+    try:
+        import pyseccomp
+    finally:
+        ctypes.util.find_library = original
+    return pyseccomp
+
+
 def build_filter(profile: SeccompProfile) -> pyseccomp.SyscallFilter:
     try:
-        import pyseccomp as sc
+        sc = _import_pyseccomp()
     except (ImportError, OSError, RuntimeError) as e:  # the library loads libseccomp
         raise SeccompUnavailable(str(e)) from e
 
     f = sc.SyscallFilter(sc.ALLOW)
 
-    def deny(call: str, err: int, *args: sc.Arg) -> None:
+    def deny(call: str, err: int, *args: pyseccomp.Arg) -> None:
         if sc.resolve_syscall(sc.Arch.NATIVE, call) < 0:
             return  # no such call on this architecture (e.g. a multiplexed one)
         f.add_rule(sc.ERRNO(err), call, *args)
