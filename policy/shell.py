@@ -212,8 +212,12 @@ class _TreeSitter:
         if kind in ("command_substitution", "process_substitution"):
             subs.append(self.sub_script(node))
             return None
-        if kind == "simple_expansion" and any(c.isspace() for c in text):
-            raise _Misparse(text)  # `$ ls`: bash reads a lone `$` as a literal
+        if kind == "simple_expansion" and any(c.isspace() for c in text) and not (
+                node.parent is not None and node.parent.type == "string"
+                and not any(c.isspace() for c in text.lstrip())):
+            # `$ ls`: bash reads a lone `$` as a literal. (In `"$(a) $b"` tree-sitter
+            # only counts the blank into the `$b` token: the same reading.)
+            raise _Misparse(text)
         if kind in ("simple_expansion", "expansion", "arithmetic_expansion", "brace_expression"):
             for child in node.named_children:  # `${x:-$(cmd)}` still runs cmd
                 self._collect_subs(child, subs)

@@ -275,3 +275,26 @@ def test_batch_survives_lines_after_a_slow_reader(denied_project: Path) -> None:
     lines = [json.loads(line) for line in out.splitlines()]
     assert [("effect" in x) for x in lines] == [True, False, True]
     assert proc.returncode == 2 and b"Traceback" not in err
+
+
+def test_serve_meets_a_fifo_rule_file_with_an_error_not_a_hang(project: Path) -> None:
+    server = Serve(project)
+    try:
+        ok = b'{"id": 1, "tool": "ReadFile", "path": "README"}\n'
+        assert server.exchange([ok])[0]["type"] == "result"
+        rules = project / ".swifty" / "permissions.yaml"
+        rules.parent.mkdir()
+        os.mkfifo(rules)
+        start = time.monotonic()
+        error = server.exchange([ok])[0]
+        assert error["type"] == "error" and "not a regular file" in str(error["message"])
+        assert time.monotonic() - start < 1.0
+        rules.unlink()
+        rules.write_text("- rule: ReadFile(README)\n  effect: deny\n")
+        again = server.exchange([ok])[0]
+        assert again["type"] == "result" and again["is_error"] is True
+        assert server.close()[0] == 0
+    finally:
+        if server.proc.poll() is None:
+            server.proc.kill()
+            server.proc.communicate()
