@@ -2,7 +2,7 @@
 
     python -m benchmarks.hostile_files
 
-Each kind of file a clumsy or hostile repository can commit (a FIFO, a symlink to
+Each kind of file a clumsy or hostile repository (or a mistake at home) can hold (a FIFO, a symlink to
 `/dev/zero` or `/dev/urandom`, a directory, 50 MB of rules, a huge scalar, bytes that are
 not UTF-8, deep nesting, an alias bomb, a NUL in a value) is put in turn at every policy
 location (the three rule files, both config files, a profile named by the config), and
@@ -29,10 +29,13 @@ _BIG = 50 * 1024 * 1024
 
 
 def location_path(location: str, project: Path, home: Path) -> Path:
+    from swifty_sandbox.policy.store import local_rules_path
+
     return {
         "user-rules": home / ".swifty" / "permissions.yaml",
         "project-rules": project / ".swifty" / "permissions.yaml",
-        "local-rules": project / ".swifty" / "permissions.local.yaml",
+        "local-rules": local_rules_path(Path(os.path.realpath(project)),
+                                        Path(os.path.realpath(home))),
         "user-config": home / ".swifty" / "config.yaml",
         "project-config": project / ".swifty" / "config.yaml",
         "profile": home / ".swifty" / "profile.yaml",

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from swifty_sandbox import Sandbox
+from swifty_sandbox.policy import local_rules_path
 
 SEED = 20261130
 _KEYS = ["id", "tool", "command", "argv", "path", "timeout", "type", "allow", "always"]
@@ -218,23 +219,25 @@ def _ask_always(project: Path, *, fsize: int | None = None) -> list[dict[str, ob
     return [json.loads(line) for line in out.splitlines()]
 
 
-def test_always_on_a_full_disk_is_an_error_and_serving_goes_on(project: Path) -> None:
+def test_always_on_a_full_disk_is_an_error_and_serving_goes_on(project: Path,
+                                                                home: Path) -> None:
     # RLIMIT_FSIZE fails the write as a full disk does (EFBIG instead of ENOSPC), as root too.
     answers = _ask_always(project, fsize=8)
     assert [(m["id"], m["type"]) for m in answers] == [
         (1, "permission_request"), (1, "error"), (2, "result")]
     assert "could not add the rule" in str(answers[1]["message"])
-    assert not (project / ".swifty" / "permissions.local.yaml").exists()
+    assert not local_rules_path(project, home).exists()
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes to read-only directories")
-def test_always_in_a_read_only_swifty_dir_is_an_error(project: Path) -> None:
-    (project / ".swifty").mkdir()
-    (project / ".swifty").chmod(0o500)
+def test_always_in_a_read_only_directory_is_an_error(project: Path, home: Path) -> None:
+    state = local_rules_path(project, home).parent
+    state.mkdir(parents=True)
+    state.chmod(0o500)
     try:
         answers = _ask_always(project)
     finally:
-        (project / ".swifty").chmod(0o700)
+        state.chmod(0o700)
     assert [(m["id"], m["type"]) for m in answers] == [
         (1, "permission_request"), (1, "error"), (2, "result")]
 
@@ -243,8 +246,8 @@ def test_always_refuses_a_symlinked_local_file(project: Path, home: Path) -> Non
     target = home / ".swifty" / "permissions.yaml"  # the user's rules, for every project
     target.parent.mkdir()
     target.write_text("- rule: Bash(ls)\n  effect: allow\n")
-    local = project / ".swifty" / "permissions.local.yaml"
-    local.parent.mkdir()
+    local = local_rules_path(project, home)
+    local.parent.mkdir(parents=True)
     local.symlink_to(target)
     answers = _ask_always(project)
     assert [(m["id"], m["type"]) for m in answers] == [
