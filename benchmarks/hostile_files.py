@@ -2,13 +2,13 @@
 
     python -m benchmarks.hostile_files
 
-Each kind of file a clumsy or hostile repository (or a mistake at home) can hold (a FIFO, a symlink to
-`/dev/zero` or `/dev/urandom`, a directory, 50 MB of rules, a huge scalar, bytes that are
-not UTF-8, deep nesting, an alias bomb, a NUL in a value) is put in turn at every policy
-location (the three rule files, both config files, a profile named by the config), and
-`swifty-sandbox check` is run against it in a fresh process. Target: exit 2 naming the
-file (and line) in under 1 s and 64 MB. The test suite asserts the same
-(tests/policy/test_hostile_files.py).
+Each kind of file a clumsy or hostile repository (or a slip at home) can hold — a FIFO,
+a symlink to `/dev/zero` or `/dev/urandom`, a directory, 50 MB of rules, a huge scalar,
+bytes that are not UTF-8, deep nesting, an alias bomb, a NUL in a value — is put in turn
+at every policy location (the three rule files, both config files, a profile named by
+the config), and `swifty-sandbox check` is run against it in a fresh process. Target:
+exit 2 naming the file (and line) in under 1 s and 64 MB. The test suite asserts the
+same (tests/policy/test_hostile_files.py).
 """
 
 from __future__ import annotations
