@@ -44,12 +44,13 @@ def test_hostile_file_is_an_error_naming_it(project: Path, home: Path, hostile: 
     assert len(str(error)) < len(str(path)) + 500  # nothing huge is echoed
 
 
+@pytest.mark.parametrize("location", LOCATIONS)
 @pytest.mark.parametrize("hostile", HOSTILE, ids=[h.name for h in HOSTILE])
-def test_check_exits_2_fast_and_small(outside_temp: Path, hostile: Hostile) -> None:
+def test_check_exits_2_fast_and_small(outside_temp: Path, hostile: Hostile,
+                                      location: str) -> None:
     project, home = outside_temp / "project", outside_temp / "home"
     (project / ".git").mkdir(parents=True)
     home.mkdir()
-    location = LOCATIONS[HOSTILE.index(hostile) % len(LOCATIONS)]  # each kind somewhere
     path = place(hostile, location, project, home)
     outcome = run_check(project, home, deadline=5.0)
     assert outcome.exit_code == 2, outcome
