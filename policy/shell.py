@@ -390,10 +390,40 @@ class _TreeSitter:
             elif child.type == "subshell":  # `$( … )` parsed oddly as an argument
                 words.append(Word(self.text(child), None, (self.sub_script(child),)))
             else:
-                words.extend(self._lone_dollar(child) or (self.word(child),))
+                words.extend(self._lone_dollar(child) or self._braces(child))
         self.commands.append(Simple(tuple(words), tuple(assignments), tuple(own_redirects),
                                     pipeline if pipeline is not None else self._new_pipeline(),
                                     stage, background))
+
+    def _braces(self, node: Any) -> tuple[Word, ...]:
+        """The words bash makes of one by brace expansion (`rm -rf {/,x}` is `rm -rf /
+        x`), which tree-sitter does not do; one word when there is none."""
+        word = self.word(node)
+        if "{" not in word.text:
+            return (word,)
+        # Static: known before run time (tree-sitter knows no value for `{1..3}` only).
+        static = word.value is not None or not any(
+            m in word.text for m in ("$", "`", "<(", ">("))
+        tokens = _quote_tokens(word.text) if static else None
+        if tokens is None:  # expansions: what the braces make is known only at run time
+            if _BRACE_LIST.search(self._unquoted(node)):
+                raise _Misparse(word.text)
+            return (word,)
+        if word.value is not None and "".join(c for c, _ in tokens) != word.value:
+            raise _Misparse(word.text)  # our reading of its quotes is not tree-sitter's
+        expanded = brace_expand(tokens)
+        if expanded == [word.value]:
+            return (word,)
+        return tuple(Word(text, text) for text in expanded)
+
+    def _unquoted(self, node: Any) -> str:
+        """The word's unquoted literal text; every other part (quotes, expansions,
+        substitutions) as `x`, which braces never see into."""
+        if node.type in ("word", "brace_expression"):
+            return self.text(node)
+        if node.type in ("concatenation", "command_name"):
+            return "".join(self._unquoted(child) for child in node.children)
+        return "x"
 
     def _lone_dollar(self, node: Any) -> tuple[Word, ...]:
         """`$ cat`: tree-sitter reads `$cat`, bash a literal `$` and the word `cat`."""
@@ -405,6 +435,107 @@ class _TreeSitter:
 
 
 _LONE_DOLLAR = re.compile(r"\$[ \t]+(\w+)")
+_BRACE_LIST = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
+_MAX_EXPANSIONS = 1000  # more words than that from one: not analysed, never allowed
+
+
+def _quote_tokens(text: str) -> list[tuple[str, bool]] | None:
+    """A static word's characters after quote removal, each marked quoted or not
+    (only unquoted `{`, `,` and `}` expand). None for forms not handled here."""
+    out: list[tuple[str, bool]] = []
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\":
+            if text[i + 1:i + 2] != "\n":
+                out.append((text[i + 1:i + 2], True))
+            i += 2
+        elif c == "'":
+            end = text.find("'", i + 1)
+            if end < 0:
+                return None
+            out.extend((ch, True) for ch in text[i + 1:end])
+            i = end + 1
+        elif c == '"':
+            end = i + 1
+            while end < len(text) and text[end] != '"':
+                end += 2 if text[end] == "\\" else 1
+            if end >= len(text):
+                return None
+            out.extend((ch, True) for ch in _unescape_double(text[i + 1:end]))
+            i = end + 1
+        elif c == "$":
+            return None  # `$'…'`, `$"…"`: left to tree-sitter's reading
+        else:
+            out.append((c, False))
+            i += 1
+    return out
+
+
+_SEQUENCE = re.compile(r"(-?\d+)\.\.(-?\d+)(?:\.\.(-?\d+))?|([a-zA-Z])\.\.([a-zA-Z])"
+                       r"(?:\.\.(-?\d+))?")
+
+
+def brace_expand(tokens: list[tuple[str, bool]]) -> list[str]:
+    """bash's brace expansion of one word: `a{b,c}d` → `abd acd`, `{1..3}` → `1 2 3`;
+    `{}`, `{a}` and unclosed braces stay as they are. Raises `_Misparse` past
+    `_MAX_EXPANSIONS` words."""
+    for start, (char, quoted) in enumerate(tokens):
+        if char != "{" or quoted:
+            continue
+        depth, commas, close = 0, [], -1
+        for index in range(start + 1, len(tokens)):
+            c, q = tokens[index]
+            if q:
+                continue
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                if depth == 0:
+                    close = index
+                    break
+                depth -= 1
+            elif c == "," and depth == 0:
+                commas.append(index)
+        if close < 0:
+            continue
+        head, tail = tokens[:start], tokens[close + 1:]
+        if commas:
+            bounds = [start, *commas, close]
+            options = [tokens[a + 1:b] for a, b in itertools.pairwise(bounds)]
+        else:
+            sequence = _sequence("".join(c for c, _ in tokens[start + 1:close]))
+            if sequence is None:
+                continue  # a literal brace; one further right may still expand
+            options = [[(c, True) for c in item] for item in sequence]
+        out: list[str] = []
+        for option in options:
+            out.extend(brace_expand(head + option + tail))
+            if len(out) > _MAX_EXPANSIONS:
+                raise _Misparse("".join(c for c, _ in tokens)[:40])
+        return out
+    return ["".join(c for c, _ in tokens)]
+
+
+def _sequence(text: str) -> list[str] | None:
+    m = _SEQUENCE.fullmatch(text)
+    if m is None:
+        return None
+    step = abs(int(m.group(3) or m.group(6) or 1)) or 1
+    if m.group(1) is not None:
+        first, last = int(m.group(1)), int(m.group(2))
+        if abs(last - first) // step > _MAX_EXPANSIONS:
+            raise _Misparse(text)
+        width = max(len(m.group(1)), len(m.group(2))) if (
+            m.group(1).lstrip("-").startswith("0") or m.group(2).lstrip("-").startswith("0")
+        ) else 0
+        values = range(first, last + (1 if last >= first else -1), step if last >= first
+                       else -step)
+        return [str(v).zfill(width) if width else str(v) for v in values]
+    first_c, last_c = ord(m.group(4)), ord(m.group(5))
+    chars = range(first_c, last_c + (1 if last_c >= first_c else -1),
+                  step if last_c >= first_c else -step)
+    return [chr(c) for c in chars]
 _COMMENT_MAY_FOLLOW = frozenset(bytes([c]) for c in b" \t\n;&|()<>")
 
 

@@ -114,3 +114,41 @@ def test_a_reading_tree_sitter_disagrees_with_is_never_allowed(
     assert bash_parses(command)
     decision = box_for(mode="bypassPermissions", sandbox_mode="auto").check(command)
     assert (decision.effect, decision.layer.value) == (Effect.ASK, "analysis"), command
+
+
+@pytest.mark.parametrize(("command", "words"), [
+    ("rm -rf {/,x}", ["rm", "-rf", "/", "x"]),
+    ("x=1 {rm,-rf,/}", ["rm", "-rf", "/"]),
+    ("git {push,x} --force", ["git", "push", "x", "--force"]),
+    ("cp f{,.bak}", ["cp", "f", "f.bak"]),
+    ("echo {1..10..3} {05..7} {a,b{c,d}}e {z..x}",
+     ["echo", "1", "4", "7", "10", "05", "06", "07", "ae", "bce", "bde", "z", "y", "x"]),
+    ("echo \"{a,b}\" '{c,d}' \\{e,f} {g} {} {h..}", ["echo", "{a,b}", "{c,d}", "{e,f}", "{g}",
+                                                     "{}", "{h..}"]),
+])
+def test_brace_expansion_as_bash_does_it(command: str, words: list[str]) -> None:
+    """tree-sitter keeps `{/,x}` as one word; bash runs `rm -rf / x`."""
+    from swifty_sandbox.policy.shell import parse
+
+    script = parse(command)
+    assert script.error is None
+    assert [w.value for w in script.commands[0].words] == words
+    echo = subprocess.run(["bash", "-c", "printf '%s\\n' " + command.split(" ", 1)[1]],
+                          capture_output=True, text=True, check=True) \
+        if command.startswith("echo") else None
+    if echo is not None:  # bash's own expansion of the same words (echo only: harmless)
+        assert echo.stdout.split("\n")[:-1] == words[1:]
+
+
+@pytest.mark.parametrize("command", ["rm -rf {/,x}", "rm -rf /{,}", "git push {--force,x}",
+                                     "x=1 {rm,-rf,/}", "rm -rf {'/',x}"])
+def test_braces_do_not_hide_a_dangerous_command(box_for: Callable[..., Sandbox],
+                                                command: str) -> None:
+    assert box_for(mode="bypassPermissions").check(command).effect is Effect.DENY
+
+
+@pytest.mark.parametrize("command", ["echo {$a,b}", "echo {1..99999}", 'ls {"$x",y}'])
+def test_braces_known_only_at_run_time_are_never_allowed(box_for: Callable[..., Sandbox],
+                                                         command: str) -> None:
+    decision = box_for(mode="bypassPermissions", sandbox_mode="auto").check(command)
+    assert (decision.effect, decision.layer.value) == (Effect.ASK, "analysis")
