@@ -6,9 +6,9 @@ Each kind of file a clumsy or hostile repository (or a slip at home) can hold â€
 a symlink to `/dev/zero` or `/dev/urandom`, a directory, 50 MB of rules, a huge scalar,
 bytes that are not UTF-8, deep nesting, an alias bomb, a NUL in a value â€” is put in turn
 at every policy location (the three rule files, both config files, a profile named by
-the config), and `swifty-sandbox check` is run against it in a fresh process. Target:
-exit 2 naming the file (and line) in under 1 s and 64 MB. The test suite asserts the
-same (tests/policy/test_hostile_files.py).
+the config, the user's program table), and `swifty-sandbox check` is run against it in
+a fresh process. Target: exit 2 naming the file (and line) in under 1 s and 64 MB. The
+test suite asserts the same (tests/policy/test_hostile_files.py).
 """
 
 from __future__ import annotations
@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 LOCATIONS = ("user-rules", "project-rules", "local-rules", "user-config", "project-config",
-             "profile")
+             "profile", "user-programs")
 _KIND_OF = {"user-rules": "rules", "project-rules": "rules", "local-rules": "rules",
-            "user-config": "config", "project-config": "config", "profile": "profile"}
+            "user-config": "config", "project-config": "config", "profile": "profile",
+            "user-programs": "programs"}
 _BIG = 50 * 1024 * 1024
 
 
@@ -39,6 +40,7 @@ def location_path(location: str, project: Path, home: Path) -> Path:
         "user-config": home / ".swifty" / "config.yaml",
         "project-config": project / ".swifty" / "config.yaml",
         "profile": home / ".swifty" / "profile.yaml",
+        "user-programs": home / ".swifty" / "programs.yaml",
     }[location]
 
 
@@ -48,6 +50,8 @@ def _text(kind: str, bad: str) -> str:
         return f"- rule: Bash(ls)\n  effect: allow\n- rule: {bad}\n  effect: allow\n"
     if kind == "config":
         return f"sandbox:\n  writable: []\n  mode: {bad}\n"
+    if kind == "programs":
+        return f"programs:\n  ls:\n    subcommands: {bad}\n"
     return f"extends: default\ndescription: x\nprivateTmp: {bad}\n"
 
 
@@ -75,9 +79,8 @@ def _directory(path: Path, kind: str) -> None:
 
 
 def _fifty_megabytes(path: Path, kind: str) -> None:
-    unit = {"rules": "- rule: Bash(ls)\n  effect: allow\n",
-            "config": "# padding padding padding padding\n",
-            "profile": "# padding padding padding padding\n"}[kind]
+    unit = "- rule: Bash(ls)\n  effect: allow\n" if kind == "rules" \
+        else "# padding padding padding padding\n"
     block = (unit * (1024 * 1024 // len(unit))).encode()
     with path.open("wb") as f:  # in blocks: the measuring process itself stays small
         f.write(_text(kind, "x").encode())
@@ -128,6 +131,8 @@ def place(hostile: Hostile, location: str, project: Path, home: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     if location == "profile":
         _write(home / ".swifty" / "config.yaml", f"sandbox:\n  profile: {path}\n")
+    if location == "user-programs":  # the table is read when an allow rule is weighed
+        _write(home / ".swifty" / "permissions.yaml", "- rule: Bash(ls *)\n  effect: allow\n")
     hostile.make(path, _KIND_OF[location])
     return path
 
