@@ -60,17 +60,21 @@ def _sleepers(proc: subprocess.Popen[bytes], deadline: float = 10.0) -> list[psu
     raise AssertionError("the command did not start")
 
 
-def _gone(tree: list[psutil.Process]) -> list[psutil.Process]:
-    """Processes of the tree still alive a moment later (zombies count as gone)."""
-    time.sleep(0.3)
-    alive = []
-    for p in tree:
-        try:
-            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE:
-                alive.append(p)
-        except psutil.NoSuchProcess:
-            pass
-    return alive
+def _gone(tree: list[psutil.Process], deadline: float = 5.0) -> list[psutil.Process]:
+    """Processes of the tree still alive after a while (zombies count as gone). SIGKILL
+    is sent at once, but on a loaded machine a process may take a moment to die."""
+    end = time.monotonic() + deadline
+    while True:
+        alive = []
+        for p in tree:
+            try:
+                if p.is_running() and p.status() != psutil.STATUS_ZOMBIE:
+                    alive.append(p)
+            except psutil.NoSuchProcess:
+                pass
+        if not alive or time.monotonic() > end:
+            return alive
+        time.sleep(0.05)
 
 
 def _ends_cleanly(proc: subprocess.Popen[bytes], signum: int, code: int) -> None:
