@@ -157,3 +157,25 @@ def test_indexed_deny_read_agrees_with_each_pattern(box_for: Box, home: Path) ->
     for path in probes:
         linear = any(p.matches(path) for p in policy.deny_read)
         assert (policy.unreadable.first(path) is not None) is linear, path
+
+
+def test_simple_globs_match_as_pathspec_does() -> None:
+    """The component-by-component matcher for plain `*`/`?` globs agrees with the
+    pathspec regex it stands in for (matches and descendants alike)."""
+    import random
+
+    from swifty_sandbox.policy.rules import PathPattern
+
+    rng = random.Random(7)
+    alphabet = ["a", "b", ".", "-", "_", "x"]
+    for _ in range(3000):
+        depth = rng.randint(1, 4)
+        glob = "/" + "/".join("".join(rng.choice([*alphabet, "*", "?"])
+                                      for _ in range(rng.randint(1, 4))) for _ in range(depth))
+        path = "/" + "/".join("".join(rng.choice(alphabet) for _ in range(rng.randint(1, 4)))
+                              for _ in range(rng.randint(1, 5)))
+        fast = PathPattern(glob, glob, validate=False)
+        if fast.simple is None:
+            continue
+        slow = PathPattern(glob, glob, validate=True)  # compiled: the regex decides
+        assert fast.matches(path) == slow.matches(path), (glob, path)
