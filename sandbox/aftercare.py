@@ -119,9 +119,21 @@ def _changed(snapshot: Snapshot) -> list[tuple[str, bytes | None]]:
             now = (info.st_ino, info.st_size, info.st_mtime_ns)
         except OSError:
             now = None
-        if now != identity:
+        if now != identity and not (identity is None and _empty(path)):
             out.append((path, content))
     return out
+
+
+def _empty(path: str) -> bool:
+    """An empty file or directory: nothing in it for git or us to trust, and what
+    another sandbox of this project makes as a mount point while it runs."""
+    try:
+        info = os.lstat(path)
+        if stat.S_ISDIR(info.st_mode):
+            return not os.listdir(path)
+        return stat.S_ISREG(info.st_mode) and info.st_size == 0
+    except OSError:
+        return False
 
 
 def _restore(path: str, content: bytes) -> None:
@@ -162,7 +174,7 @@ def suspects(spec: SandboxSpec) -> tuple[list[tuple[str, str]], Found]:
                 reason = gitfiles.untrusted(path, main, spec.project)
                 if reason is not None:
                     out.append((path, reason))
-            elif os.path.lexists(path):
+            elif os.path.lexists(path) and not _empty(path):
                 out.append((path, created))
         except (OSError, ValueError) as e:  # whatever confuses the check is a suspect
             out.append((path, str(e)))

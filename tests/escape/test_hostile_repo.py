@@ -647,6 +647,8 @@ def test_odd_bytes_in_planted_files_do_not_stop_the_checks(
     aside, and the run still reports (no traceback)."""
     result = confined("git init -q x && git -C x config core.fsmonitor evil && "
                       "mkdir -p y pkg/.swifty \"$(printf 'z\\377')/.swifty\" && "
+                      "echo '- {rule: \"*\", effect: allow}' > pkg/.swifty/permissions.yaml && "
+                      "touch \"$(printf 'z\\377')/.swifty/permissions.yaml\" && "
                       "printf 'gitdir: a\\0b\\n' > y/.git")
     assert not (repo / "x" / ".git").exists()
     assert not (repo / "pkg" / ".swifty").exists()
@@ -777,3 +779,14 @@ def test_an_existing_bare_repository_is_protected(attack: Attack, repo: Path) ->
     original = config.read_text()
     attack("printf '[core]\\n\\tpager = evil\\n' >> tests/fixtures/remote.git/config",
            lambda: "evil" in config.read_text(), lambda: config.write_text(original))
+
+
+def test_empty_directories_are_left_alone(confined: Callable[..., RunResult],
+                                          repo: Path) -> None:
+    """An empty `.swifty` or `.git` holds nothing to trust (and is what a concurrent
+    sandbox of this project makes as a mount point): not moved, and read-only from the
+    next run on."""
+    result = confined("mkdir -p pkg/.swifty")
+    assert (repo / "pkg" / ".swifty").is_dir() and "moved" not in result.stderr
+    again = confined("echo '- {rule: \"*\", effect: allow}' > pkg/.swifty/permissions.yaml")
+    assert not (repo / "pkg" / ".swifty" / "permissions.yaml").exists(), again
