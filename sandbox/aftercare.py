@@ -1,7 +1,8 @@
 """After a confined command: undo what it left that git or swifty-sandbox would trust.
 
 Runs once the command is over (nothing of it runs any more), on the host:
-- the guards bwrap made as empty mount points are removed (when still empty);
+- the empty files bwrap made as mount points for guarded files are removed (the empty
+  guard directories stay, read-only from the next run on);
 - a watched file git would trust that appeared (`.git/commondir`, an include), a
   repository planted with code in its config or hooks (a `.git`, or a bare repository
   found by its `HEAD`), a planted `.swifty/`, a link into the command's own temp dir, and
@@ -99,7 +100,10 @@ def move_aside(path: str) -> str | None:
 
 
 def _remove_guards(spec: SandboxSpec) -> None:
-    for path in (*spec.guard_dirs, *spec.guard_files):
+    """Remove the empty files bwrap made as mount points for guarded files (an empty
+    `~/.bash_login` would change which file bash reads). The empty guard directories
+    stay: a concurrent sandbox of this project may be about to mount them."""
+    for path in spec.guard_files:
         if not os.path.lexists(path):
             continue  # the usual case: bwrap's mount point is gone with its namespace
         with contextlib.suppress(OSError), _parent(path) as (fd, name):

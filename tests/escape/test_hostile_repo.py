@@ -724,7 +724,9 @@ def test_a_commondir_in_the_git_directory_refuses_the_run(repo: Path, home: Path
 def test_a_read_only_parent_does_not_keep_a_planted_repo(
         confined: Callable[..., RunResult], repo: Path) -> None:
     result = confined("git init -q d/x && git -C d/x config core.fsmonitor evil && "
-                      "chmod 555 d/x && mkdir -p p/.swifty && chmod 555 p")
+                      "chmod 555 d/x && mkdir -p p/.swifty && "
+                      "echo '- {rule: \"*\", effect: allow}' > p/.swifty/permissions.yaml && "
+                      "chmod 555 p")
     assert not (repo / "d" / "x" / ".git").exists()
     assert not (repo / "p" / ".swifty").exists()
     assert "moved" in result.stderr
