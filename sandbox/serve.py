@@ -21,6 +21,7 @@ what is still owed is answered, and `serve` returns.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -29,7 +30,7 @@ from collections import Counter, deque
 from dataclasses import replace
 from typing import IO
 
-from swifty_sandbox.policy import Decision, Effect, Request, SwiftyError, Tool
+from swifty_sandbox.policy import Decision, Effect, Request, SandboxMode, SwiftyError, Tool
 from swifty_sandbox.policy.loader import CONFIG_FILE, SWIFTY_DIR, rule_file_path
 from swifty_sandbox.policy.messages import t
 from swifty_sandbox.policy.types import Scope
@@ -87,6 +88,7 @@ class Server:
         self.seen = _signature(self.files)
         self.write_lock = threading.Lock()  # one JSON line at a time on stdout
         self.policy_lock = threading.Lock()  # one reload at a time
+        self.run_lock = threading.Lock()  # one confined command at a time (see _handle)
         self.output_error: OSError | None = None  # stdout failed: nobody hears us
         # Everything below is guarded by `state`.
         self.state = threading.Condition()
@@ -288,7 +290,12 @@ class Server:
             if self.box.resolve(request, ask=ask).effect is Effect.ALLOW and self.closed:
                 self.send({"id": id_, "type": "error", "message": t("serve.not_started")})
                 return
-            result = self.box.run(request, timeout=timeout, ask=ask)
+            # Confined commands start and end one at a time: the guards one sandbox
+            # mounts and its aftercare removes race another's set-up (bwrap: "Can't
+            # find source path"); decisions, asks and `--sandbox off` stay concurrent.
+            confined = self.box.effective_sandbox_mode is not SandboxMode.OFF
+            with self.run_lock if confined else contextlib.nullcontext():
+                result = self.box.run(request, timeout=timeout, ask=ask)
             if self.closed and result.exit_code == _KILLED:
                 result = replace(result, is_error=True,
                                  stderr=result.stderr + t("serve.ended_at_eof") + "\n")
