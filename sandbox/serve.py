@@ -82,7 +82,7 @@ def _permission_response(line: JsonLine) -> dict[str, object] | None:
 class Server:
     def __init__(self, box: Sandbox, reader: IO[bytes], writer: IO[str]) -> None:
         self.box = box
-        self.lines = read_json_lines(reader)
+        self.lines = read_json_lines(_own_reader(reader))
         self.writer = writer
         self.files = _policy_files(box)
         self.seen = _signature(self.files)
@@ -332,6 +332,17 @@ class Server:
             _kill_children()
             for worker in workers:
                 worker.join(0.05)
+
+
+def _own_reader(stream: IO[bytes]) -> IO[bytes]:
+    """A reader of the stream's descriptor of our own: the reader thread may still block
+    in it when the interpreter exits (a signal), and the interpreter's own stdin object
+    must not be locked by it then (a fatal error at shutdown)."""
+    try:
+        fd = stream.fileno()
+    except (OSError, ValueError):  # not a file (an in-memory stream)
+        return stream
+    return open(os.dup(fd), "rb")  # lives as long as the process
 
 
 def _kill_children() -> None:
