@@ -26,6 +26,8 @@ def serve(project: Path | None, mode: str | None, sandbox_mode: str | None) -> N
       {"id": 2, "tool": "ReadFile", "path": ".env"}
     An ask becomes {"id", "type": "permission_request", …}; answer it with
     {"id", "type": "permission_response", "allow": true, "always": false}.
+    Requests may be pipelined; answers come as they finish (match them by id).
+    Closing stdin kills the commands still running. See docs/protocol.md.
     """
     box = Sandbox(project, mode=mode, sandbox_mode=sandbox_mode)
     for warning in box.warnings:

@@ -641,8 +641,20 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "`timeout` 必须是正数（秒），实际为 {found}；未运行任何命令",
     ),
     "serve.unknown_id": (
-        "no permission request with id {id} is waiting (the one waiting is {waiting})",
+        "no permission request with id {id} is waiting (waiting: {waiting})",
         "没有 id 为 {id} 的权限请求在等待（正在等待的是 {waiting}）",
+    ),
+    "serve.no_waiter": (
+        "no permission request with id {id} is waiting",
+        "没有 id 为 {id} 的权限请求在等待",
+    ),
+    "serve.not_started": (
+        "stdin closed before this command started; nothing ran",
+        "命令开始之前 stdin 已关闭；未运行任何命令",
+    ),
+    "serve.ended_at_eof": (
+        "the command was ended: stdin closed while it ran",
+        "命令已被终止：运行期间 stdin 已关闭",
     ),
     # -- audit ---------------------------------------------------------------------------
     "audit.yaml-syntax.hint": ("Fix the YAML syntax at this position.", "修正此处的 YAML 语法。"),

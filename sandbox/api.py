@@ -163,17 +163,21 @@ class Sandbox:
         """The sandbox a command would run in now."""
         return compile_spec(self.policy, self.effective_mode, cwd, limits)
 
-    def resolve(self, request: RequestLike) -> Decision:
-        """`check`, then settle an ask with the asker (or deny it without one)."""
+    def resolve(self, request: RequestLike, *, ask: Asker | None = None) -> Decision:
+        """`check`, then settle an ask with the asker (or deny it without one).
+
+        `ask`: the asker for this call only, instead of `self.ask` (concurrent callers,
+        such as `serve`'s requests, each answer their own asks)."""
         request = as_request(request)
         decision = self.check(request)
         if decision.effect is not Effect.ASK:
             return decision
-        if self.ask is None:
+        ask = ask if ask is not None else self.ask
+        if ask is None:
             return Decision(Effect.DENY, t("decision.noninteractive", reason=decision.reason,
                                            how=self.how_to_allow(request, decision)),
                             decision.layer, decision.category, decision.rule)
-        answer = self.ask(request, decision)
+        answer = ask(request, decision)
         if answer is Answer.NO:
             return Decision(Effect.DENY, t("decision.user_denied", reason=decision.reason),
                             decision.layer, decision.category, decision.rule)
@@ -209,16 +213,19 @@ class Sandbox:
         output_bytes: int = 1 << 20,
         memory_bytes: int | None = None,
         processes: int | None = None,
+        ask: Asker | None = None,
     ) -> RunResult:
         """Decide, then run confined. Never raises for the command's own failures:
         denied → 126, confinement impossible → 125, timeout → 124.
+
+        `ask`: the asker for this call only (see `resolve`).
 
         `memory_bytes`, `processes`: caps for this command; None takes the settings'
         (`sandbox.limits`), else the defaults (confined runs only); 0 is no cap."""
         request = as_request(request)
         if request.tool is not Tool.BASH:
             raise ValueError("run() takes a Bash request; file tools are only checked")
-        decision = self.resolve(request)
+        decision = self.resolve(request, ask=ask)
         if decision.effect is not Effect.ALLOW:
             return _failed(EXIT_DENIED, decision.reason, decision)
         command = shell_argv(request.command) if request.command is not None \

@@ -10,25 +10,33 @@ Responses: {"id", "type": "result", …}            `run --json`'s object for Ba
            {"id", "type": "error", "message"}     a line that is not a request, or a
                                                   request that failed (nothing ran)
 
-Requests are handled one at a time, in order; while a permission request waits for its
-answer, other lines are kept and handled afterwards. The policy files are re-read when
-they change, so an "always" answer or a user's edit applies to the next request.
+Requests may be pipelined: a reader thread routes each line — a permission response to
+the request waiting for its id, anything else to a few workers — so answers come in
+the order requests finish, matched by id. Requests with the same id run one after
+another (a response must not be able to reach the wrong one). The policy files are
+re-read when they change, so an "always" answer or a user's edit applies to the next
+request. When stdin closes, every command still running is killed (its whole tree),
+what is still owed is answered, and `serve` returns.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from collections import deque
-from collections.abc import Iterator
+import threading
+import time
+from collections import Counter, deque
+from dataclasses import replace
 from typing import IO
 
-from swifty_sandbox.policy import Decision, Effect, Request, SwiftyError, Tool
+from swifty_sandbox.policy import Decision, Effect, Request, SandboxMode, SwiftyError, Tool
 from swifty_sandbox.policy.loader import CONFIG_FILE, SWIFTY_DIR, rule_file_path
 from swifty_sandbox.policy.messages import t
 from swifty_sandbox.policy.types import Scope
 
 from .api import Answer, Sandbox, request_from_json
+from .executor import kill_tree
 from .jsonlines import JsonLine, read_json_lines
 from .protocol import ProtocolError, permission_answer, timeout_of
 
@@ -51,6 +59,17 @@ def _signature(paths: list[str]) -> tuple[tuple[int, int] | None, ...]:
     return tuple(out)
 
 
+WORKERS = 4  # concurrent requests; more would only fight over 2-4 cores
+BACKLOG = 256  # requests read ahead of the workers (the reader then waits)
+_END_GRACE = 10.0  # seconds for killed commands' requests to finish at the end
+_KILLED = 128 + 9
+
+
+def _key(id_: object) -> str:
+    """The id as a dict key: canonical JSON (ids may be lists or objects)."""
+    return json.dumps(id_, sort_keys=True, ensure_ascii=False)
+
+
 def _permission_response(line: JsonLine) -> dict[str, object] | None:
     """The message in `line` if it is a permission response."""
     message = line.value
@@ -63,65 +82,167 @@ def _permission_response(line: JsonLine) -> dict[str, object] | None:
 class Server:
     def __init__(self, box: Sandbox, reader: IO[bytes], writer: IO[str]) -> None:
         self.box = box
-        self.lines = read_json_lines(reader)
+        self.lines = read_json_lines(_own_reader(reader))
         self.writer = writer
-        self.pending: deque[JsonLine] = deque()
         self.files = _policy_files(box)
         self.seen = _signature(self.files)
+        self.write_lock = threading.Lock()  # one JSON line at a time on stdout
+        self.policy_lock = threading.Lock()  # one reload at a time
+        self.run_lock = threading.Lock()  # one confined command at a time (see _handle)
+        self.output_error: OSError | None = None  # stdout failed: nobody hears us
+        # Everything below is guarded by `state`.
+        self.state = threading.Condition()
+        self.backlog: deque[tuple[JsonLine, str | None]] = deque()
+        self.owed: Counter[str] = Counter()  # ids of requests read and not answered
+        self.running: set[str] = set()  # ids being handled by a worker
+        self.asking: dict[str, list[dict[str, object]]] = {}  # id → its answer, when in
+        self.held: dict[str, deque[dict[str, object]]] = {}  # answers sent before the ask
+        self.closed = False  # stdin ended (or the server is ending)
+
+    # -- output ---------------------------------------------------------------------
 
     def send(self, message: dict[str, object]) -> None:
-        self.writer.write(json.dumps(message, ensure_ascii=False) + "\n")
-        self.writer.flush()
-
-    def requests(self) -> Iterator[JsonLine]:
-        while True:
-            if self.pending:
-                yield self.pending.popleft()
-                continue
-            line = next(self.lines, None)
-            if line is None:
+        line = json.dumps(message, ensure_ascii=False) + "\n"
+        with self.write_lock:
+            if self.output_error is not None:
                 return
-            yield line
+            try:
+                self.writer.write(line)
+                self.writer.flush()
+            except OSError as e:  # nobody reads the answers: end as at EOF
+                self.output_error = e
+        if self.output_error is not None:
+            self.close()
+
+    # -- the reader -------------------------------------------------------------------
+
+    def read(self) -> None:
+        """Route every line until EOF (runs in its own thread)."""
+        try:
+            for line in self.lines:
+                response = _permission_response(line)
+                if response is not None:
+                    self.route(response)
+                    continue
+                key = _key(line.id) if line.error is None else None
+                with self.state:
+                    while len(self.backlog) >= BACKLOG and not self.asking \
+                            and not self.closed:
+                        self.state.wait()  # back-pressure, unless an answer is awaited
+                    if self.closed:
+                        return
+                    self.backlog.append((line, key))
+                    if key is not None:
+                        self.owed[key] += 1
+                    self.state.notify_all()
+        except (OSError, ValueError):  # stdin itself failed: as EOF
+            pass
+        finally:
+            self.close()
+
+    def route(self, response: dict[str, object]) -> None:
+        """A permission response: to the request waiting for its id; held for a request
+        of that id not asking yet; otherwise an error at once."""
+        id_ = response.get("id")
+        key = _key(id_)
+        with self.state:
+            if key in self.asking and not self.asking[key]:
+                self.asking[key].append(response)
+                self.state.notify_all()
+                return
+            if self.owed[key] > 0:
+                self.held.setdefault(key, deque()).append(response)
+                return
+            waiting = ", ".join(sorted(self.asking))
+        self.send({"id": id_, "type": "error", "message": self._no_waiter(id_, waiting)})
+
+    @staticmethod
+    def _no_waiter(id_: object, waiting: str) -> str:
+        if waiting:
+            return t("serve.unknown_id", id=json.dumps(id_, ensure_ascii=False),
+                     waiting=waiting)
+        return t("serve.no_waiter", id=json.dumps(id_, ensure_ascii=False))
+
+    def close(self) -> None:
+        with self.state:
+            self.closed = True
+            self.state.notify_all()
+
+    # -- the workers --------------------------------------------------------------------
+
+    def work(self) -> None:
+        while True:
+            with self.state:
+                while True:
+                    job = self._next_job()
+                    if job is not None:
+                        break
+                    if self.closed and not self.backlog:
+                        return
+                    self.state.wait()
+            line, key = job
+            try:
+                self.handle(line)
+            finally:
+                self._done(key)
+
+    def _next_job(self) -> tuple[JsonLine, str | None] | None:
+        """The first request whose id is not being handled (called under `state`)."""
+        for index, (line, key) in enumerate(self.backlog):
+            if key is None or key not in self.running:
+                del self.backlog[index]
+                if key is not None:
+                    self.running.add(key)
+                self.state.notify_all()  # the reader may wait for room
+                return line, key
+        return None
+
+    def _done(self, key: str | None) -> None:
+        if key is None:
+            return
+        unheard: list[dict[str, object]] = []
+        with self.state:
+            self.running.discard(key)
+            self.owed[key] -= 1
+            if self.owed[key] <= 0:
+                del self.owed[key]
+                unheard = list(self.held.pop(key, ()))
+            self.state.notify_all()
+        for response in unheard:  # answers for an ask that never came
+            id_ = response.get("id")
+            self.send({"id": id_, "type": "error", "message": self._no_waiter(id_, "")})
 
     def refresh(self) -> None:
-        current = _signature(self.files)
-        if current != self.seen:
-            self.box.reload()
-            self.seen = current
+        with self.policy_lock:
+            current = _signature(self.files)
+            if current != self.seen:
+                self.box.reload()
+                self.seen = current
 
-    def answer(self, id_: object, response: dict[str, object]) -> Answer | None:
-        """The answer for `id_` in `response`; a response for another id gets its error
-        at once (None: keep waiting); one with fields of the wrong type is a deny."""
-        if response.get("id") != id_:
-            self.send({"id": response.get("id"), "type": "error",
-                       "message": t("serve.unknown_id", id=json.dumps(response.get("id")),
-                                    waiting=json.dumps(id_))})
-            return None
+    def ask(self, id_: object, request: Request, decision: Decision) -> Answer:
+        key = _key(id_)
+        self.send({"id": id_, "type": "permission_request", "request": request.describe(),
+                   "decision": decision.as_json()})
+        with self.state:
+            held = self.held.get(key)
+            if held:
+                response = held.popleft()
+            else:
+                slot: list[dict[str, object]] = []
+                self.asking[key] = slot
+                try:
+                    while not slot and not self.closed:
+                        self.state.wait()
+                finally:
+                    del self.asking[key]
+                if not slot:
+                    return Answer.NO  # the agent went away: nobody said yes
+                response = slot[0]
         try:
             return permission_answer(response)
         except ProtocolError as e:
             self.send({"id": id_, "type": "error", "message": str(e)})
             return Answer.NO
-
-    def ask(self, id_: object, request: Request, decision: Decision) -> Answer:
-        self.send({"id": id_, "type": "permission_request", "request": request.describe(),
-                   "decision": decision.as_json()})
-        for index, line in enumerate(self.pending):  # an answer may already be queued
-            queued = _permission_response(line)
-            if queued is not None and queued.get("id") == id_:
-                del self.pending[index]
-                answer = self.answer(id_, queued)
-                assert answer is not None
-                return answer
-        for line in self.lines:
-            response = _permission_response(line)
-            if response is None:
-                self.pending.append(line)  # another request: handled after this one
-                continue
-            answer = self.answer(id_, response)
-            if answer is not None:
-                return answer
-        return Answer.NO  # the agent went away: nobody said yes
 
     def handle(self, line: JsonLine) -> None:
         """Answer one line; whatever goes wrong is an error object for it, and the
@@ -143,31 +264,93 @@ class Server:
         try:
             if not isinstance(message, dict):
                 raise ValueError("a request is a JSON object")
-            request = None if message.get("type") == "permission_response" \
-                else request_from_json(message)
+            request = request_from_json(message)
         except ValueError as e:
             self.send({"id": line.id, "type": "error", "message": str(e)})
             return
         id_ = message.get("id")
-        if request is None:
-            self.send({"id": id_, "type": "error",
-                       "message": "no permission request with this id is waiting"})
-            return
         self.refresh()  # a rule file that broke between requests: an error, fail closed
-        self.box.ask = lambda req, dec: self.ask(id_, req, dec)
+
+        answers: list[Answer] = []
+
+        def ask(req: Request, dec: Decision) -> Answer:
+            if answers:  # deciding again before the run: the person has answered
+                return Answer.NO if answers[0] is Answer.NO else Answer.YES
+            answers.append(self.ask(id_, req, dec))
+            return answers[0]
+
         if request.tool is Tool.BASH:
             try:
                 timeout = timeout_of(message)
             except ProtocolError as e:
                 self.send({"id": id_, "type": "error", "message": str(e)})
                 return
-            result = self.box.run(request, timeout=timeout)
+            # Decided (and asked) first: the requests read before EOF are still decided,
+            # but once stdin has closed no command starts.
+            if self.box.resolve(request, ask=ask).effect is Effect.ALLOW and self.closed:
+                self.send({"id": id_, "type": "error", "message": t("serve.not_started")})
+                return
+            # Confined commands start and end one at a time: the guards one sandbox
+            # mounts and its aftercare removes race another's set-up (bwrap: "Can't
+            # find source path"); decisions, asks and `--sandbox off` stay concurrent.
+            confined = self.box.effective_sandbox_mode is not SandboxMode.OFF
+            with self.run_lock if confined else contextlib.nullcontext():
+                result = self.box.run(request, timeout=timeout, ask=ask)
+            if self.closed and result.exit_code == _KILLED:
+                result = replace(result, is_error=True,
+                                 stderr=result.stderr + t("serve.ended_at_eof") + "\n")
             self.send({"id": id_, "type": "result", **result.as_json()})
         else:
-            decision = self.box.resolve(request)
+            decision = self.box.resolve(request, ask=ask)
             self.send({"id": id_, "type": "result", "decision": decision.as_json(),
                        "is_error": decision.effect is not Effect.ALLOW})
 
+    # -- the whole ----------------------------------------------------------------------
+
     def serve(self) -> None:
-        for line in self.requests():
-            self.handle(line)
+        """Serve until stdin closes. The main thread only waits, so that a signal's
+        handler runs here at once (and its exception ends everything on the way out)."""
+        reader = threading.Thread(target=self.read, name="serve-reader", daemon=True)
+        workers = [threading.Thread(target=self.work, name=f"serve-worker-{n}", daemon=True)
+                   for n in range(WORKERS)]
+        for thread in (reader, *workers):
+            thread.start()
+        try:
+            while reader.is_alive():
+                reader.join(0.1)  # a timeout, so that signals are handled promptly
+        finally:
+            self.close()
+            self._end(workers)
+        if self.output_error is not None:
+            raise self.output_error
+
+    def _end(self, workers: list[threading.Thread]) -> None:
+        """Kill every command still running (each child's whole tree) until every
+        request has been answered; requests not started get an error."""
+        deadline = time.monotonic() + _END_GRACE
+        while any(w.is_alive() for w in workers) and time.monotonic() < deadline:
+            _kill_children()
+            for worker in workers:
+                worker.join(0.05)
+
+
+def _own_reader(stream: IO[bytes]) -> IO[bytes]:
+    """A reader of the stream's descriptor of our own: the reader thread may still block
+    in it when the interpreter exits (a signal), and the interpreter's own stdin object
+    must not be locked by it then (a fatal error at shutdown)."""
+    try:
+        fd = stream.fileno()
+    except (OSError, ValueError):  # not a file (an in-memory stream)
+        return stream
+    return open(os.dup(fd), "rb")  # lives as long as the process
+
+
+def _kill_children() -> None:
+    import psutil
+
+    try:
+        children = psutil.Process().children()
+    except psutil.Error:
+        return
+    for child in children:
+        kill_tree(child.pid)

@@ -216,7 +216,9 @@ def _ask_always(project: Path, *, fsize: int | None = None) -> list[dict[str, ob
         b'{"id": 1, "type": "permission_response", "allow": true, "always": true}\n'
         b'{"id": 2, "tool": "ReadFile", "path": "README"}\n', timeout=60)
     assert proc.returncode == 0 and b"Traceback" not in err, err
-    return [json.loads(line) for line in out.splitlines()]
+    answers = [json.loads(line) for line in out.splitlines()]
+    # Answered as they finish (out of order); in order for each id.
+    return sorted(answers, key=lambda m: str(m["id"]))
 
 
 def test_always_on_a_full_disk_is_an_error_and_serving_goes_on(project: Path,

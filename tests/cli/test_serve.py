@@ -6,10 +6,13 @@ import json
 import re
 import subprocess
 import sys
+import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import jsonschema
+import psutil
 import pytest
 
 from swifty_sandbox.policy.store import local_rules_path
@@ -200,12 +203,132 @@ def test_twenty_pipelined_requests_each_answered_once(project: Path) -> None:
             results[int(str(message["id"]))] = message
         for i, result in results.items():
             if i % 5 == 0:
-                assert result["exit_code"] == (0 if i % 2 == 0 else 126)
+                assert result["exit_code"] == (0 if i % 2 == 0 else 126), result
             elif i % 5 == 1:
                 assert result["is_error"] is True
             else:
-                assert result["stdout"] == f"{i}\n"
+                assert result["stdout"] == f"{i}\n", result["stderr"]
         assert agent.close() == 0
+    finally:
+        agent.close()
+
+
+# -- concurrency and EOF (docs/protocol.md) ----------------------------------------------
+
+def _allow(project: Path, *rules: str) -> None:
+    (project / ".swifty").mkdir(exist_ok=True)
+    (project / ".swifty" / "permissions.yaml").write_text(
+        "".join(f"- rule: {rule}\n  effect: allow\n" for rule in rules))
+
+
+OFF = ("--sandbox", "off", "--mode", "bypassPermissions")
+
+
+def test_a_fast_command_is_answered_before_a_slow_one_sent_first(project: Path) -> None:
+    agent = Agent(project, *OFF)  # confined commands run one at a time (see serve.py)
+    try:
+        agent.send(id="slow", tool="Bash", command="sleep 1.5; echo slow")
+        agent.send(id="fast", tool="Bash", command="echo fast")
+        first, second = agent.receive(), agent.receive()
+        assert (first["id"], first["stdout"]) == ("fast", "fast\n")
+        assert (second["id"], second["stdout"]) == ("slow", "slow\n")
+        assert agent.close() == 0
+    finally:
+        agent.close()
+
+
+def test_a_decision_is_answered_while_a_confined_command_runs(agent: Agent) -> None:
+    agent.send(id="slow", tool="Bash", command="sleep 1.5; echo slow")
+    agent.send(id="fast", tool="ReadFile", path="~/.ssh/id_rsa")
+    first, second = agent.receive(), agent.receive()
+    assert (first["id"], first["is_error"]) == ("fast", True)
+    assert (second["id"], second["stdout"]) == ("slow", "slow\n")
+    assert agent.close() == 0
+
+
+def test_a_permission_request_while_another_command_runs(project: Path) -> None:
+    _allow(project, "Bash(sleep *)", "Bash(echo long)")
+    agent = Agent(project, "--sandbox", "manual")
+    try:
+        agent.send(id="long", tool="Bash", command="sleep 1.5 && echo long")
+        agent.send(id="asks", tool="Bash", command="echo asked")
+        request = agent.receive()  # while "long" still runs
+        assert (request["id"], request["type"]) == ("asks", "permission_request")
+        agent.send(id="asks", type="permission_response", allow=True, always=False)
+        results = {str(m["id"]): m for m in (agent.receive(), agent.receive())}
+        assert (results["asks"]["stdout"], results["long"]["stdout"]) == ("asked\n", "long\n")
+        assert agent.close() == 0
+    finally:
+        agent.close()
+
+
+def test_requests_with_the_same_id_run_one_after_another(agent: Agent) -> None:
+    agent.send(id=5, tool="Bash", command="sleep 0.5; echo first")
+    agent.send(id=5, tool="Bash", command="echo second")
+    assert [agent.receive()["stdout"] for _ in range(2)] == ["first\n", "second\n"]
+
+
+def _processes(marker: str) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        if marker in " ".join(proc.info["cmdline"] or ()):
+            found.append(proc)
+    return found
+
+
+def _alive(procs: list[psutil.Process]) -> list[psutil.Process]:
+    alive = []
+    for proc in procs:
+        try:
+            if proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE:
+                alive.append(proc)
+        except psutil.NoSuchProcess:
+            pass
+    return alive
+
+
+@pytest.mark.parametrize("options", [(), OFF])
+def test_eof_kills_the_running_command_and_serve_exits(project: Path,
+                                                       options: tuple[str, ...]) -> None:
+    seconds = f"29.{uuid.uuid4().int % 10**9}"  # a sleep no one else runs (under 30 s)
+    agent = Agent(project, *options)
+    try:
+        agent.send(id="long", tool="Bash", command=f"sleep {seconds}; echo survived")
+        deadline = time.monotonic() + 15
+        sleepers: list[psutil.Process] = []
+        while not sleepers:  # the control: it runs before stdin closes
+            assert time.monotonic() < deadline, "the command did not start"
+            time.sleep(0.05)
+            sleepers = _processes(f"sleep {seconds}")
+        assert agent.proc.stdin is not None
+        agent.proc.stdin.close()
+        result = agent.receive()  # the answer it owed, written before it exits
+        assert (result["id"], result["type"], result["is_error"]) == ("long", "result", True)
+        assert result["stdout"] == "" and "stdin closed" in str(result["stderr"])
+        assert agent.close() == 0
+        end = time.monotonic() + 5
+        while _alive(sleepers) and time.monotonic() < end:
+            time.sleep(0.05)
+        assert _alive(sleepers) == [] and _processes(f"sleep {seconds}") == []
+    finally:
+        for proc in _alive(_processes(f"sleep {seconds}")):
+            proc.kill()
+        if agent.proc.poll() is None:
+            agent.proc.kill()
+        agent.close()
+
+
+def test_eof_denies_an_ask_and_starts_nothing_more(project: Path) -> None:
+    agent = Agent(project, "--sandbox", "manual")
+    try:
+        agent.send(id=1, tool="Bash", command="echo ran > ran.txt")
+        assert agent.receive()["type"] == "permission_request"
+        assert agent.proc.stdin is not None
+        agent.proc.stdin.close()
+        result = agent.receive()
+        assert (result["id"], result["exit_code"], result["is_error"]) == (1, 126, True)
+        assert agent.close() == 0
+        assert not (project / "ran.txt").exists()
     finally:
         agent.close()
 
