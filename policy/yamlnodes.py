@@ -36,44 +36,66 @@ MAX_FILE_BYTES = 256 * 1024
 SHOWN_CHARS = 80  # the longest value echoed into a message
 
 
-def read_source(path: Path) -> Source | None:
-    """The file's text; None when it does not exist (a missing file is empty).
+class NotRegular(Exception):
+    """Not a regular file (a FIFO, a device, a directory)."""
 
-    The one reader of every policy file (rules, config, profiles). Only a regular file
-    is read, checked on the open descriptor (a FIFO, device or `/dev/zero` symlink is
-    refused, never waited on or read forever); `O_NONBLOCK` keeps the open itself from
-    blocking on a FIFO. Over `MAX_FILE_BYTES` is an error, as is text that is not UTF-8
-    (at the line it occurs)."""
-    name = str(path)
+
+class TooLarge(Exception):
+    def __init__(self, size: int) -> None:
+        super().__init__(size)
+        self.size = size
+
+
+def read_regular(path: str | Path, limit: int) -> bytes | None:
+    """A regular file's bytes, at most `limit`; None when it does not exist.
+
+    Checked on the open descriptor (a FIFO, device or `/dev/zero` symlink is refused,
+    never waited on or read forever); `O_NONBLOCK` keeps the open itself from blocking
+    on a FIFO. Raises `NotRegular`, `TooLarge`, or OSError/ValueError (a NUL in the
+    path) when it cannot be read."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
     except (FileNotFoundError, NotADirectoryError):
         return None
-    except (OSError, ValueError) as e:  # ValueError: a NUL in the path
-        raise PolicyFileError(name, 1, 1, t("file.unreadable", error=_os_reason(e))) from e
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise PolicyFileError(name, 1, 1, t("file.not_regular"))
-        if info.st_size > MAX_FILE_BYTES:
-            raise PolicyFileError(name, 1, 1, t("file.too_large", size=info.st_size,
-                                                limit=MAX_FILE_BYTES))
+            raise NotRegular()
+        if info.st_size > limit:
+            raise TooLarge(info.st_size)
         chunks: list[bytes] = []
         size = 0
-        while size <= MAX_FILE_BYTES:  # the file may grow after fstat
-            chunk = os.read(fd, MAX_FILE_BYTES + 1 - size)
+        while size <= limit:  # the file may grow after fstat
+            chunk = os.read(fd, limit + 1 - size)
             if not chunk:
                 break
             chunks.append(chunk)
             size += len(chunk)
-        if size > MAX_FILE_BYTES:
-            raise PolicyFileError(name, 1, 1, t("file.too_large", size=size,
-                                                limit=MAX_FILE_BYTES))
-    except OSError as e:
-        raise PolicyFileError(name, 1, 1, t("file.unreadable", error=_os_reason(e))) from e
+        if size > limit:
+            raise TooLarge(size)
     finally:
         os.close(fd)
-    data = b"".join(chunks)
+    return b"".join(chunks)
+
+
+def read_source(path: Path) -> Source | None:
+    """The file's text; None when it does not exist (a missing file is empty).
+
+    The one reader of every policy file (rules, config, profiles), on `read_regular`:
+    only a regular file is read; over `MAX_FILE_BYTES` is an error, as is text that is
+    not UTF-8 (at the line it occurs)."""
+    name = str(path)
+    try:
+        data = read_regular(path, MAX_FILE_BYTES)
+    except NotRegular as e:
+        raise PolicyFileError(name, 1, 1, t("file.not_regular")) from e
+    except TooLarge as e:
+        raise PolicyFileError(name, 1, 1, t("file.too_large", size=e.size,
+                                            limit=MAX_FILE_BYTES)) from e
+    except (OSError, ValueError) as e:  # ValueError: a NUL in the path
+        raise PolicyFileError(name, 1, 1, t("file.unreadable", error=_os_reason(e))) from e
+    if data is None:
+        return None
     try:
         return Source(name, data.decode("utf-8"))
     except UnicodeDecodeError as e:

@@ -20,11 +20,11 @@ from __future__ import annotations
 import functools
 import os
 import re
-import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from swifty_sandbox.policy.loader import is_within
+from swifty_sandbox.policy.yamlnodes import NotRegular, TooLarge, read_regular
 
 # Files of a git directory that git trusts; each one read-only wherever it exists.
 _TRUSTED_FILES = ("config", "config.worktree", "commondir", "hooks")
@@ -52,23 +52,13 @@ def _inside(path: str, roots: Iterable[str]) -> bool:
 
 
 def read_small(path: str) -> str | None:
-    """A git file's text; None when missing. Opened non-blocking and checked on the
-    descriptor: anything but a regular file under 1 MiB raises `_Unreadable`."""
+    """A git file's text; None when missing. Read by the policy files' own reader:
+    anything but a regular file under 1 MiB raises `_Unreadable`."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return None
-    except OSError as e:
+        data = read_regular(path, _MAX_FILE)
+    except (NotRegular, TooLarge, OSError, ValueError) as e:
         raise _Unreadable(path) from e
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_FILE:
-            raise _Unreadable(path)
-        return os.read(fd, _MAX_FILE).decode("utf-8", errors="surrogateescape")
-    except OSError as e:
-        raise _Unreadable(path) from e
-    finally:
-        os.close(fd)
+    return None if data is None else data.decode("utf-8", errors="surrogateescape")
 
 
 def _git_path(text: str) -> str:
