@@ -240,9 +240,9 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
     temp_dir = None
     if profile.tmp == "host":
         tmpdir = os.environ.get("TMPDIR")
-        if tmpdir and _first_link(os.path.abspath(tmpdir)) is not None:
-            raise SetupError(t("setup.symlink", path=tmpdir,
-                               link=_first_link(os.path.abspath(tmpdir))))
+        link = _first_link(os.path.abspath(tmpdir)) if tmpdir else None
+        if link is not None:
+            raise SetupError(t("setup.symlink", path=tmpdir, link=link))
         writable += temps
     elif profile.tmp == "private":
         private += temps
@@ -286,13 +286,14 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
     # `.swifty` at any depth: a planted `pkg/.swifty` would be the policy of a later
     # session started in `pkg/`.
     policy_dirs = [m for m in marked if m.endswith("/.swifty")]
-    candidates = [*expanded["read-only"].paths, *git.read_only, *policy_dirs,
-                  *trusted_paths(settings.bwrap)]
-    trusted = set(trusted_paths(settings.bwrap))
+    trusted = trusted_paths(settings.bwrap)
+    candidates = [*expanded["read-only"].paths, *git.read_only, *policy_dirs, *trusted]
     read_only = [p for p in dict.fromkeys(_mount_path(c, roots, resolved=c in trusted)
                                           for c in candidates) if p is not None]
-    _refuse_hard_links([p for p in read_only if p in expanded["read-only"].paths],
-                       [p for p in read_only if p in (*git.read_only, *policy_dirs)])
+    by_rule = set(expanded["read-only"].paths)
+    git_trusted = {*git.read_only, *policy_dirs}  # what git or swifty reads
+    _refuse_hard_links([p for p in read_only if p in by_rule],
+                       [p for p in read_only if p in git_trusted])
     temp_targets = [*private, *(TEMP_MOUNTS if temp_dir else ())]
     if project not in roots and _inside_any(project, (*roots, *temp_targets)):
         # Plan mode on a project that lives in /tmp: read-only, and visible through a
@@ -382,7 +383,7 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         markers=tuple(marked),
         markers_in=(project,) if project in roots else (),
         home=home,
-        snapshot=_snapshot([p for p in read_only if p in (*git.read_only, *policy_dirs)],
+        snapshot=_snapshot([p for p in read_only if p in git_trusted],
                            [*guard, *guard_files]),
     )
 

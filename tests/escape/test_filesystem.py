@@ -186,10 +186,15 @@ def test_rewrite_skill(attack: Attack, policy_dir: Path) -> None:
            lambda: "evil" in skill.read_text(), lambda: skill.write_text("deploy carefully\n"))
 
 
-def test_write_deny_rule_makes_file_read_only(attack: Attack, project: Path) -> None:
-    (project / ".swifty").mkdir()
-    (project / ".swifty" / "permissions.yaml").write_text(
-        "- rule: WriteFile(*.lock)\n  effect: deny\n")
+@pytest.mark.parametrize(("layer", "rule"), [
+    ("project", "WriteFile(*.lock)"),
+    ("user", "WriteFile(/**/*.lock)"),  # a glob from `/`: its matches in the writable roots
+])
+def test_write_deny_rule_makes_file_read_only(attack: Attack, project: Path, home: Path,
+                                              layer: str, rule: str) -> None:
+    base = project if layer == "project" else home
+    (base / ".swifty").mkdir()
+    (base / ".swifty" / "permissions.yaml").write_text(f"- rule: {rule}\n  effect: deny\n")
     lock = project / "poetry.lock"
     lock.write_text("pinned\n")
     attack("echo changed > poetry.lock", lambda: "changed" in lock.read_text(),

@@ -744,17 +744,6 @@ def test_a_read_deny_glob_from_the_root_refuses(project: Path, home: Path) -> No
     assert "KEY" not in result.stdout and "/**/*.pem" in result.stderr
 
 
-def test_a_write_deny_glob_from_the_root_holds_in_the_project(attack: Attack, project: Path,
-                                                             home: Path) -> None:
-    (home / ".swifty").mkdir()
-    (home / ".swifty" / "permissions.yaml").write_text(
-        "- rule: WriteFile(/**/*.lock)\n  effect: deny\n")
-    lock = project / "poetry.lock"
-    lock.write_text("pinned\n")
-    attack("echo changed > poetry.lock", lambda: "changed" in lock.read_text(),
-           lambda: lock.write_text("pinned\n"))
-
-
 @pytest.mark.parametrize("name", [".claude/settings.json", ".mcp.json",
                                   ".cursor/hooks.json"])
 def test_agent_settings_are_read_only(attack: Attack, project: Path, name: str) -> None:
