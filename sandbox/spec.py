@@ -18,7 +18,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from swifty_sandbox.policy import Effect, Mode, Policy, SwiftyError, Tool
@@ -435,35 +435,47 @@ def _refuse_unresolved(policy: Policy, dot_gits: list[str]) -> None:
             raise SetupError(t("setup.unresolved", path=common))
 
 
+def _below(tops: Iterable[str], skip: str | None = None) -> Iterator[os.DirEntry[str]]:
+    """Every entry below the directories `tops` (links not followed, directories named
+    `skip` not entered), `_HIDDEN_SCAN_LIMIT` entries in all: beyond it the run refuses
+    rather than check half."""
+    budget = _HIDDEN_SCAN_LIMIT
+    for top in tops:
+        stack = [top]
+        while stack:
+            try:
+                entries = list(os.scandir(stack.pop()))
+            except OSError:
+                continue
+            budget -= len(entries)
+            if budget < 0:
+                raise SetupError(t("setup.too_large", path=top, limit=_HIDDEN_SCAN_LIMIT))
+            for entry in entries:
+                yield entry
+                with contextlib.suppress(OSError):
+                    if entry.is_dir(follow_symlinks=False) and entry.name != skip:
+                        stack.append(entry.path)
+
+
+def _real_dirs(paths: Iterable[str]) -> list[str]:
+    return [p for p in paths if not os.path.islink(p) and os.path.isdir(p)]
+
+
 def _refuse_hard_links(files: list[str], trees: list[str]) -> None:
     """A read-only file with other hard links could be changed under another name,
     made before it was protected (`git init && ln .git/config notes.txt`): refuse.
     `files` are checked themselves, `trees` (what git or swifty reads) all through."""
-    budget = _HIDDEN_SCAN_LIMIT
-    stack: list[str] = list(trees)
-    for path in files:
-        with contextlib.suppress(OSError):
-            info = os.lstat(path)
-            if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
-                raise SetupError(t("setup.hard_links_protected", path=path,
-                                   count=info.st_nlink))
-    while stack:
-        path = stack.pop()
-        try:
-            info = os.lstat(path)
-        except OSError:
-            continue
+    def check(path: str, info: os.stat_result) -> None:
         if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
-            raise SetupError(t("setup.hard_links_protected", path=path, count=info.st_nlink))
-        if stat.S_ISDIR(info.st_mode):
-            try:
-                names = os.listdir(path)
-            except OSError:
-                continue
-            budget -= len(names)
-            if budget < 0:
-                raise SetupError(t("setup.too_large", path=path, limit=_HIDDEN_SCAN_LIMIT))
-            stack += (os.path.join(path, n) for n in names)
+            raise SetupError(t("setup.hard_links_protected", path=path,
+                               count=info.st_nlink))
+
+    for path in (*files, *trees):
+        with contextlib.suppress(OSError):
+            check(path, os.lstat(path))
+    for entry in _below(_real_dirs(trees)):
+        with contextlib.suppress(OSError):
+            check(entry.path, entry.stat(follow_symlinks=False))
 
 
 def _with_link_targets(paths: tuple[str, ...]) -> list[str]:
@@ -473,32 +485,14 @@ def _with_link_targets(paths: tuple[str, ...]) -> list[str]:
     links refuses the run for the same reason (git's object stores excepted: `git
     clone --local` links objects between clones, and both copies are the user's)."""
     out = list(paths)
-    budget = _HIDDEN_SCAN_LIMIT
-    for top in paths:
-        if os.path.islink(top) or not os.path.isdir(top):
-            continue
-        stack = [top]
-        while stack:
-            directory = stack.pop()
-            try:
-                entries = list(os.scandir(directory))
-            except OSError:
-                continue
-            budget -= len(entries)
-            if budget < 0:
-                raise SetupError(t("setup.too_large", path=top, limit=_HIDDEN_SCAN_LIMIT))
-            for entry in entries:
-                try:
-                    if entry.is_symlink():
-                        out.append(entry.path)
-                    elif entry.is_dir(follow_symlinks=False):
-                        if entry.name != ".git":
-                            stack.append(entry.path)
-                    elif entry.stat(follow_symlinks=False).st_nlink > 1:
-                        raise SetupError(t("setup.hard_links", path=entry.path,
-                                           count=entry.stat().st_nlink))
-                except OSError:
-                    continue
+    for entry in _below(_real_dirs(paths), skip=".git"):
+        with contextlib.suppress(OSError):
+            if entry.is_symlink():
+                out.append(entry.path)
+            elif not entry.is_dir(follow_symlinks=False) and \
+                    entry.stat(follow_symlinks=False).st_nlink > 1:
+                raise SetupError(t("setup.hard_links", path=entry.path,
+                                   count=entry.stat().st_nlink))
     return out
 
 
