@@ -19,7 +19,7 @@ from pathlib import Path
 import yaml
 
 from swifty_sandbox import Request, Sandbox, Tool
-from swifty_sandbox.policy.loader import rule_file_path
+from swifty_sandbox.policy.files import PolicyFiles
 from swifty_sandbox.policy.types import Scope
 
 from .timing import latencies_us, median_ms, percentile
@@ -51,7 +51,7 @@ def make_project(root: Path) -> tuple[Path, Path]:
     (home / ".swifty").mkdir()
     for seed, path in enumerate([home / ".swifty" / "permissions.yaml",
                                  project / ".swifty" / "permissions.yaml",
-                                 rule_file_path(Scope.LOCAL, project, home)]):
+                                 PolicyFiles(project, home).rules(Scope.LOCAL)]):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(yaml.safe_dump(layer_rules(seed), sort_keys=False))
     return project, home

@@ -91,9 +91,10 @@ def policy_show(project: Path | None, as_json: bool) -> None:
 
 
 @click.command(name="schema")
-@click.argument("which", type=click.Choice(["permissions", "config"]), default="permissions")
+@click.argument("which", type=click.Choice(["permissions", "config", "profile"]),
+                default="permissions")
 def schema_command(which: str) -> None:
-    """Print the JSON Schema of permissions*.yaml or config.yaml (for editors:
+    """Print the JSON Schema of permissions*.yaml, config.yaml or a profile (for editors:
     `# yaml-language-server: $schema=…`)."""
     text = (resources.files("swifty_sandbox.profiles") / f"{which}.schema.json").read_text()
     click.echo(text, nl=False)

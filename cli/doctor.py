@@ -17,10 +17,11 @@ def doctor(as_json: bool) -> None:
     """Check bubblewrap, namespaces and seccomp; exit 0 when `run` can confine."""
     from pathlib import Path
 
-    from swifty_sandbox.policy.loader import load_settings
+    from swifty_sandbox.policy.files import PolicyFiles
+    from swifty_sandbox.policy.settings import load_settings
 
     home = Path.home()
-    report = diagnose(load_settings(home, home).bwrap)  # the user's own config only
+    report = diagnose(load_settings(PolicyFiles(home, home)).bwrap)  # the user's own config only
     if as_json:
         echo_json(report.as_json())
     else:

@@ -3,7 +3,7 @@ confinement; `sandbox` and `cli` build on this package, never the other way roun
 
 from .engine import MODE_TABLE, Policy, decide, load_policy, suggest_rules
 from .errors import PolicyFileError, StoreError, SwiftyError, UsageError
-from .loader import find_project
+from .project import find_project
 from .store import add_rules, local_rules_path
 from .types import (
     Category,

@@ -12,17 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import PolicyFileError
-from .loader import (
-    CONFIG_FILE,
-    SWIFTY_DIR,
-    config_layer,
-    in_project_local_file,
-    is_within,
-    names_outside,
-    parse_rules,
-    rule_file_path,
-)
+from .files import CONFIG_FILE, PolicyFiles
 from .messages import t
+from .rulefiles import names_outside, parse_rules
 from .rules import Rule
 from .types import Effect, Request, Scope, Tool
 from .yamlnodes import Source, read_source
@@ -79,19 +71,12 @@ def from_error(e: PolicyFileError) -> Finding:
                    t(f"audit.{e.kind}.hint"))
 
 
-def scope_of(path: Path, home: Path) -> Scope:
-    """A file's layer by where it is: a `permissions.local.yaml` counts as local only
-    in the user's home (one in a project could have come with the repository)."""
-    inside_home = is_within(str(path.resolve()), str((home / SWIFTY_DIR).resolve()))
-    if path.name.endswith(".local.yaml") and inside_home:
-        return Scope.LOCAL
-    return Scope.USER if inside_home else Scope.PROJECT
-
-
 def default_paths(project: Path, home: Path) -> list[Path]:
-    candidates = [project / SWIFTY_DIR / n for n in ("permissions.yaml", CONFIG_FILE)]
-    candidates += [rule_file_path(Scope.LOCAL, project, home), in_project_local_file(project)]
-    candidates += [home / SWIFTY_DIR / n for n in ("permissions.yaml", CONFIG_FILE)]
+    """The policy files that exist, with the local file a repository may have shipped."""
+    files = PolicyFiles(project, home)
+    candidates = [files.rules(Scope.PROJECT), files.config(Scope.PROJECT),
+                  files.rules(Scope.LOCAL), files.stray_local,
+                  files.rules(Scope.USER), files.config(Scope.USER)]
     return [p for p in dict.fromkeys(candidates) if p.exists()]
 
 
@@ -99,27 +84,31 @@ def audit(paths: Iterable[Path], project: Path, home: Path) -> list[Finding]:
     """Findings for each file, in file order. Raises `PolicyFileError` only for a file
     that cannot be read at all."""
     found: list[Finding] = []
+    files = PolicyFiles(project, home)
     for path in paths:
         source = read_source(path)
         if source is None:
             raise PolicyFileError(str(path), 1, 1, t("file.unreadable", error="no such file"))
         if path.name == CONFIG_FILE or path.name.endswith("config.yaml"):
-            found += _audit_config(source, path, project, home)
+            found += _audit_config(source, path, files)
             continue
-        scope = scope_of(path, home)
+        scope = files.scope_of(path)
         if path.name.endswith(".local.yaml") and scope is not Scope.LOCAL:
             found.append(Finding("project-loosens", WARNING, source.name, 1, 1, t(
-                "rules.local_in_project", file=path,
-                path=rule_file_path(Scope.LOCAL, project, home)),
+                "rules.local_in_project", file=path, path=files.rules(Scope.LOCAL)),
                 t("audit.project-loosens.hint")))
         found += audit_rules(source, scope, project, home)
     return found
 
 
-def _audit_config(source: Source, path: Path, project: Path, home: Path) -> list[Finding]:
-    committed = scope_of(path, home) is Scope.PROJECT and path.parent.parent != home
+def _audit_config(source: Source, path: Path, files: PolicyFiles) -> list[Finding]:
+    from .settings import config_layer, user_settings
+
+    # Judged as the loader judges it: against the user's own settings.
+    committed = files.is_committed(path)
     try:
-        _, warnings = config_layer(source, project, home, committed=committed)
+        _, warnings = config_layer(source, files, committed=committed,
+                                   user=user_settings(files) if committed else None)
     except PolicyFileError as e:
         return [from_error(e)]
     return [Finding("project-loosens", WARNING, source.name, 1, 1, w,
@@ -138,7 +127,7 @@ def audit_rules(source: Source, scope: Scope, project: Path, home: Path) -> list
     samples = _protected_samples(project, home)
     for rule in rules:
         found += _risks(rule, scope, project, samples)
-        if scope is Scope.PROJECT and project != home and names_outside(rule, project):
+        if scope is Scope.PROJECT and names_outside(rule, project):
             found.append(Finding("project-loosens", WARNING, rule.file, rule.line, rule.column,
                                  t("rules.project_outside", file=rule.file, line=rule.line,
                                    rule=rule.text), t("audit.project-loosens.hint")))

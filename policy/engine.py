@@ -16,17 +16,10 @@ from .analysis import BashAnalysis, analyse
 from .blacklist import check as blacklist_check
 from .blacklist import known_values, with_known
 from .commands import Invocation
-from .loader import (
-    Profile,
-    RuleFile,
-    expand_home,
-    expand_path,
-    is_within,
-    load_profile,
-    load_rule_layers,
-    load_settings,
-)
+from .files import PolicyFiles
 from .messages import t
+from .paths import expand_home, expand_path, is_within
+from .profile import Profile, load_profile
 from .programs import (
     FlagRule,
     Table,
@@ -39,6 +32,7 @@ from .programs import (
     spellings,
 )
 from .protected import is_policy_pattern, mandatory_protected
+from .rulefiles import RuleFile, load_rule_layers
 from .rules import (
     PathPattern,
     Rule,
@@ -47,6 +41,7 @@ from .rules import (
     last_match_bash,
     last_match_path,
 )
+from .settings import load_settings
 from .shell import Word
 from .types import (
     Category,
@@ -88,6 +83,11 @@ class Policy:
     def warnings(self) -> tuple[str, ...]:
         """What a committed file said that was ignored because it would loosen."""
         return (*self.settings.warnings, *(w for f in self.layers for w in f.warnings))
+
+    @property
+    def files(self) -> PolicyFiles:
+        """Where this policy's files are."""
+        return PolicyFiles(self.project, self.home)
 
     @property
     def programs(self) -> Table:
@@ -153,9 +153,10 @@ def load_policy(project: Path, home: Path | None = None) -> Policy:
     """Load settings, profile and the three rule layers; raises `PolicyFileError`."""
     project = Path(os.path.realpath(project))
     home = Path(os.path.realpath(home if home is not None else Path.home()))
-    settings = load_settings(project, home)
+    files = PolicyFiles(project, home)
+    settings = load_settings(files)
     profile = load_profile(settings.profile, project)
-    layers = load_rule_layers(project, home)
+    layers = load_rule_layers(files)
     # Profile entries first, mandatory ones last: no earlier entry can shadow them.
     def compiled(patterns: tuple[str, ...]) -> tuple[PathPattern, ...]:
         # The profile's and mandatory patterns: trusted data, compiled on first use.

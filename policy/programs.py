@@ -344,7 +344,9 @@ def _from_data(data: Any) -> Table:
 @functools.cache
 def load_table(home: Path) -> Table:
     """The built-in table extended by `~/.swifty/programs.yaml`."""
-    source = read_source(home / ".swifty" / "programs.yaml")
+    from .files import PolicyFiles
+
+    source = read_source(PolicyFiles(home, home).programs)
     return builtin_table() if source is None else parse_table(source, builtin_table())
 
 

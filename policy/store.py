@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import PolicyFileError, StoreError
-from .loader import parse_rules, rule_file_path
+from .files import PolicyFiles
 from .messages import t
+from .rulefiles import parse_rules
 from .types import Effect, Scope
 from .yamlnodes import Source, compose, read_source
 
@@ -85,7 +86,7 @@ def _write_atomically(path: Path, text: str) -> None:
 
 def local_rules_path(project: Path, home: Path) -> Path:
     """The local layer's file (`~/.swifty/projects/<project>/permissions.local.yaml`)."""
-    return rule_file_path(Scope.LOCAL, project, home)
+    return PolicyFiles(project, home).rules(Scope.LOCAL)
 
 
 def add_rules(path: Path, rules: list[str], effect: Effect, *, project: Path,

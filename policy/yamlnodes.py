@@ -209,3 +209,33 @@ def string_list(source: Source, key: str, node: yaml.Node) -> list[str]:
     if not isinstance(node, yaml.SequenceNode):
         raise fail(source, node, t("file.not_string_list", key=key, found=describe(node)))
     return [string(source, key, item) for item in node.value]
+
+
+def dotted_nodes(source: Source, root: yaml.Node, keys: tuple[str, ...], *,
+                 what: str = "file.not_mapping") -> dict[str, yaml.Node]:
+    """The value node of each dotted key (`sandbox.env.keep`) present under `root`, in
+    the order of `keys`; every mapping on the way is checked once against the keys the
+    table allows there (unknown and duplicate keys, not a mapping: `what` at the top)."""
+    allowed: dict[str, dict[str, None]] = {}
+    for key in keys:
+        parts = key.split(".")
+        for depth, part in enumerate(parts):
+            allowed.setdefault(".".join(parts[:depth]), {})[part] = None
+    checked: dict[str, dict[str, tuple[yaml.Node, yaml.Node]]] = {}
+    found: dict[str, yaml.Node] = {}
+    for key in keys:
+        node: yaml.Node | None = root
+        parts = key.split(".")
+        for depth, part in enumerate(parts):
+            prefix = ".".join(parts[:depth])
+            if prefix not in checked:
+                assert node is not None
+                checked[prefix] = mapping(source, node, tuple(allowed[prefix]),
+                                          what=what if prefix == "" else "file.not_mapping")
+            entry = checked[prefix].get(part)
+            node = entry[1] if entry is not None else None
+            if node is None:
+                break
+        if node is not None:
+            found[key] = node
+    return found

@@ -25,8 +25,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from swifty_sandbox.policy.loader import project_state_dir
 from swifty_sandbox.policy.messages import t
+from swifty_sandbox.policy.paths import project_state_dir
 
 from . import gitfiles
 from .expand import Found, find_named

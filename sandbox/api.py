@@ -28,8 +28,8 @@ from swifty_sandbox.policy import (
     suggest_rules,
 )
 from swifty_sandbox.policy.limits import default_max_memory, default_max_processes
-from swifty_sandbox.policy.loader import is_within
 from swifty_sandbox.policy.messages import t
+from swifty_sandbox.policy.paths import is_within
 
 from .executor import DEVNULL, EXIT_TIMEOUT, Completed
 from .launch import run_confined, run_unconfined, shell_argv

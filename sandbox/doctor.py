@@ -74,7 +74,7 @@ def diagnose(configured_bwrap: str | None = None) -> Report:
                 read_sysctl("kernel.unprivileged_userns_clone"))))
     checks.append(_self_protection(configured_bwrap))
     try:
-        from swifty_sandbox.policy.loader import load_profile
+        from swifty_sandbox.policy.profile import load_profile
 
         size = len(export(load_profile("default", Path.cwd()).seccomp))
         checks.append(Check("seccomp", True, t("doctor.seccomp_ok", size=size)))
@@ -88,7 +88,7 @@ def _self_protection(configured_bwrap: str | None) -> Check:
     """Whether what `run` executes (its Python, its code, bwrap) lies in the project of
     the current directory, where commands may write: then it is mounted read-only."""
     from swifty_sandbox.policy import find_project
-    from swifty_sandbox.policy.loader import is_within
+    from swifty_sandbox.policy.paths import is_within
 
     from .spec import trusted_paths
 

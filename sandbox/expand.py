@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from swifty_sandbox.policy.loader import is_within
+from swifty_sandbox.policy.paths import is_within
 from swifty_sandbox.policy.rules import PathPattern, fixed_prefix
 
 FOLLOW_BUDGET = 200_000  # entries visited below followed symlinks

@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from swifty_sandbox.policy.loader import is_within
+from swifty_sandbox.policy.paths import is_within
 from swifty_sandbox.policy.yamlnodes import NotRegular, TooLarge, read_regular
 
 # Files of a git directory that git trusts; each one read-only wherever it exists.

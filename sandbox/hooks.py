@@ -37,8 +37,8 @@ from swifty_sandbox.policy import (
     suggest_rules,
 )
 from swifty_sandbox.policy.engine import candidate_paths
-from swifty_sandbox.policy.loader import is_within
 from swifty_sandbox.policy.messages import t
+from swifty_sandbox.policy.paths import is_within
 from swifty_sandbox.policy.rules import fixed_prefix
 
 from .api import Sandbox

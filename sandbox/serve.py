@@ -31,9 +31,7 @@ from dataclasses import replace
 from typing import IO
 
 from swifty_sandbox.policy import Decision, Effect, Request, SandboxMode, SwiftyError, Tool
-from swifty_sandbox.policy.loader import CONFIG_FILE, SWIFTY_DIR, rule_file_path
 from swifty_sandbox.policy.messages import t
-from swifty_sandbox.policy.types import Scope
 
 from .api import Answer, Sandbox, request_from_json
 from .executor import kill_tree
@@ -42,10 +40,7 @@ from .protocol import ProtocolError, permission_answer, timeout_of
 
 
 def _policy_files(box: Sandbox) -> list[str]:
-    project, home = box.policy.project, box.policy.home
-    names = ("permissions.yaml", CONFIG_FILE)
-    return [str(rule_file_path(Scope.LOCAL, project, home))] + [
-        str(base / SWIFTY_DIR / n) for base in (project, home) for n in names]
+    return [str(path) for path in box.policy.files.layered()]
 
 
 def _signature(paths: list[str]) -> tuple[tuple[int, int] | None, ...]:

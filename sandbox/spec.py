@@ -23,14 +23,9 @@ from dataclasses import dataclass, field
 
 from swifty_sandbox.policy import Effect, Mode, Policy, SwiftyError, Tool
 from swifty_sandbox.policy.engine import temp_dirs
-from swifty_sandbox.policy.loader import (
-    SeccompProfile,
-    expand_home,
-    is_within,
-    project_digest,
-    project_state_dir,
-)
 from swifty_sandbox.policy.messages import t
+from swifty_sandbox.policy.paths import expand_home, is_within, project_digest, project_state_dir
+from swifty_sandbox.policy.profile import SeccompProfile
 from swifty_sandbox.policy.protected import AGENT_SETTINGS, PROTECTED_DIRS, SYSTEM_DIRS
 from swifty_sandbox.policy.rules import PathPattern
 

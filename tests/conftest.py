@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from swifty_sandbox import Sandbox
-from swifty_sandbox.policy.loader import rule_file_path
+from swifty_sandbox.policy.files import PolicyFiles
 from swifty_sandbox.policy.types import Scope
 
 RuleList = list[tuple[str, str]]
@@ -76,7 +76,7 @@ def layers(project: Path, home: Path) -> Callable[..., Path]:
         if project_rules is not None:
             write_rules(project / ".swifty" / "permissions.yaml", project_rules)
         if local is not None:
-            write_rules(rule_file_path(Scope.LOCAL, project, home), local)
+            write_rules(PolicyFiles(project, home).rules(Scope.LOCAL), local)
         return project
 
     return write

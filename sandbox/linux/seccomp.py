@@ -16,7 +16,7 @@ import socket
 import termios
 from typing import TYPE_CHECKING, Any
 
-from swifty_sandbox.policy.loader import SeccompProfile
+from swifty_sandbox.policy.profile import SeccompProfile
 
 if TYPE_CHECKING:
     import pyseccomp

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from swifty_sandbox.cli.main import main
 from swifty_sandbox.policy.audit import FINDINGS
-from swifty_sandbox.policy.loader import rule_file_path
+from swifty_sandbox.policy.files import PolicyFiles
 from swifty_sandbox.policy.types import Scope
 
 FIXTURES = Path(__file__).with_name("fixtures")
@@ -120,7 +120,7 @@ def test_sarif_validates_against_the_shared_schema(repo: Path, home: Path) -> No
         pytest.fail(f"missing {SARIF_SCHEMA}") if os.environ.get("CI") else pytest.skip(
             "no shared schemas")
     paths = [str(plant(repo, f)) for f in ("shadowed.yaml",)]
-    risky = rule_file_path(Scope.LOCAL, repo, home)
+    risky = PolicyFiles(repo, home).rules(Scope.LOCAL)
     risky.parent.mkdir(parents=True)
     shutil.copy(FIXTURES / "risky-grant.yaml", risky)
     code, out, _ = audit("--format", "sarif", "--project", str(repo), *paths, str(risky))

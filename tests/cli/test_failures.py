@@ -76,7 +76,7 @@ import errno, subprocess
 def refuse(*args, **kwargs):
     raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
 subprocess.Popen = refuse
-from swifty_sandbox.policy.loader import load_profile
+from swifty_sandbox.policy.profile import load_profile
 from swifty_sandbox.sandbox.linux.seccomp import export
 from pathlib import Path
 assert export(load_profile("default", Path("/")).seccomp)

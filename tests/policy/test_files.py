@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from swifty_sandbox import Mode, PolicyFileError, Sandbox, SandboxMode
-from swifty_sandbox.policy.loader import rule_file_path
+from swifty_sandbox.policy.files import PolicyFiles
 from swifty_sandbox.policy.types import Scope
 
 Box = Callable[..., Sandbox]
@@ -47,7 +47,7 @@ def test_malformed_rule_file_names_file_line_column(
         project: Path, home: Path, text: str, line: int, column: int, words: list[str],
         where: str) -> None:
     base = home if where == "user" else project
-    path = rule_file_path(Scope.LOCAL, project, home) if where == "local" else \
+    path = PolicyFiles(project, home).rules(Scope.LOCAL) if where == "local" else \
         base / ".swifty" / "permissions.yaml"
     path.parent.mkdir(parents=True)
     path.write_text(text)
@@ -184,7 +184,7 @@ def test_a_local_file_in_the_project_is_never_read(project: Path, home: Path) ->
                      ).effect.value != "allow"
     assert box.check("git push origin main").effect.value == "ask"  # the user's ask
     assert any("local rules are not read from the project" in w for w in box.warnings)
-    local = rule_file_path(Scope.LOCAL, project, home)
+    local = PolicyFiles(project, home).rules(Scope.LOCAL)
     assert local.parent.parent == home / ".swifty" / "projects"
     box.always_allow("npm test")
     assert "Bash(npm test)" in local.read_text()
@@ -214,3 +214,47 @@ def test_a_committed_config_may_tighten(project: Path, home: Path) -> None:
     settings = Sandbox(project, home=home).policy.settings
     assert (settings.default_mode, settings.sandbox_mode, settings.profile) == (
         Mode.PLAN, SandboxMode.MANUAL, "strict")
+
+
+# -- PolicyFiles: where each file is, and which came with the repository -----------------
+
+def test_policy_files_know_what_is_committed(project: Path, home: Path) -> None:
+    files = PolicyFiles(project, home)
+    assert [files.is_committed(files.rules(s)) for s in Scope] == [False, True, False]
+    assert files.is_committed(files.config(Scope.PROJECT))
+    assert not files.is_committed(files.config(Scope.USER))
+    assert files.is_committed(files.stray_local)
+    assert files.scope_of(files.rules(Scope.LOCAL)) is Scope.LOCAL
+    assert files.scope_of(files.stray_local) is Scope.PROJECT
+    # The home directory as the project: its `.swifty/` is the user's own.
+    mine = PolicyFiles(home, home)
+    assert not mine.is_committed(mine.config(Scope.PROJECT))
+    assert mine.scope_of(mine.rules(Scope.PROJECT)) is Scope.USER
+
+
+def test_a_linked_swifty_dir_in_the_project_is_still_committed(project: Path,
+                                                               home: Path) -> None:
+    """A repository's `.swifty -> ~/.swifty` does not make its files the user's."""
+    (home / ".swifty").mkdir()
+    (project / ".swifty").symlink_to(home / ".swifty")
+    files = PolicyFiles(project, home)
+    assert files.is_committed(files.config(Scope.PROJECT))
+    assert not files.is_committed(files.config(Scope.USER))
+
+
+def test_audit_and_loader_agree_on_what_a_committed_config_loosens(project: Path,
+                                                                  home: Path) -> None:
+    """`acceptEdits` in a committed file loosens the default: the loader ignores it,
+    so the audit reports it (it once reported only bypassPermissions); with the same
+    value in the user's own config, neither complains."""
+    from swifty_sandbox.policy.audit import audit
+
+    write_config(project, "permissions: {defaultMode: acceptEdits}\n")
+    config = project / ".swifty" / "config.yaml"
+    box = Sandbox(project, home=home)
+    assert box.policy.settings.default_mode is Mode.DEFAULT and len(box.warnings) == 1
+    assert [f.id for f in audit([config], project, home)] == ["project-loosens"]
+    write_config(home, "permissions: {defaultMode: acceptEdits}\n")
+    box = Sandbox(project, home=home)
+    assert box.policy.settings.default_mode is Mode.ACCEPT_EDITS and box.warnings == ()
+    assert audit([config], project, home) == []

@@ -109,7 +109,7 @@ def test_strict_profile(project: Path, home: Path) -> None:
 
 
 def test_scrub_env() -> None:
-    from swifty_sandbox.policy.loader import SeccompProfile
+    from swifty_sandbox.policy.profile import SeccompProfile
     from swifty_sandbox.sandbox.spec import SandboxSpec
 
     spec = SandboxSpec("/p", "/p", None, (), (), (), (), (), (), (),
