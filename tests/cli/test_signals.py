@@ -36,14 +36,29 @@ def _start(args: list[str], *, stdin: int | None = None) -> subprocess.Popen[byt
 @pytest.fixture(autouse=True)
 def _reap() -> Iterator[None]:
     yield
+    # A failed test may leave the whole tree running (an unconfined command outlives a
+    # killed swifty-sandbox and holds its pipes): kill every descendant, never wait on
+    # the pipes unbounded.
     while _STARTED:
         proc = _STARTED.pop()
+        try:
+            tree = psutil.Process(proc.pid).children(recursive=True)
+        except psutil.Error:
+            tree = []
         if proc.poll() is None:
             proc.kill()
-        proc.communicate()
+        for p in tree:
+            try:
+                p.kill()
+            except psutil.Error:
+                pass
+        try:
+            proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
 
 
-def _sleepers(proc: subprocess.Popen[bytes], deadline: float = 10.0) -> list[psutil.Process]:
+def _sleepers(proc: subprocess.Popen[bytes], deadline: float = 30.0) -> list[psutil.Process]:
     """The command's processes once both loops run (the sandboxed ones included: they are
     descendants in the host's PID namespace too)."""
     end = time.monotonic() + deadline
