@@ -31,6 +31,9 @@ class Terminal:
                 command]
         self.pid, self.fd = pty.fork()
         if self.pid == 0:  # the child: becomes swifty-sandbox
+            # A person's terminal: SIGINT at its default even when this suite was
+            # started as a background job (which ignores it, and the ignore is inherited).
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
             os.chdir(project)
             os.execve(SCRIPT, argv, env)
         self.seen = b""

@@ -24,11 +24,16 @@ SIGNALS = [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)]
 _STARTED: list[subprocess.Popen[bytes]] = []
 
 
+def _default_sigint() -> None:
+    # This suite may run as a background job, whose SIGINT is ignored (and inherited):
+    # the process under test must start as a person's foreground command would.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start(args: list[str], *, stdin: int | None = None) -> subprocess.Popen[bytes]:
-    # Started from Python, the child has default dispositions (a shell's background job
-    # would ignore SIGINT, and swifty-sandbox keeps an ignored signal ignored).
+    # swifty-sandbox keeps an ignored signal ignored, as shells' background jobs expect.
     proc = subprocess.Popen([str(SWIFTY), *args], stdin=stdin, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+                            stderr=subprocess.PIPE, preexec_fn=_default_sigint)
     _STARTED.append(proc)
     return proc
 
