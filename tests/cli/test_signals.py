@@ -4,6 +4,7 @@ tree is recorded before the signal and must be gone after it."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import subprocess
@@ -53,14 +54,10 @@ def _reap() -> Iterator[None]:
         if proc.poll() is None:
             proc.kill()
         for p in tree:
-            try:
+            with contextlib.suppress(psutil.Error):
                 p.kill()
-            except psutil.Error:
-                pass
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             proc.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
 
 
 def _sleepers(proc: subprocess.Popen[bytes], deadline: float = 30.0) -> list[psutil.Process]:
