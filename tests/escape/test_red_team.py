@@ -1,0 +1,31 @@
+"""Holes found by red-teaming the sandbox as it was, each proved by a real attack, its
+unconfined control, and a judgement from outside."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from swifty_sandbox.sandbox import RunResult
+
+Attack = Callable[..., RunResult]
+Runner = Callable[..., RunResult]
+
+_SYSCTL = Path("/proc/sys/kernel/printk_ratelimit_burst")  # harmless to change briefly
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root (uid 0 → 0) may write sysctls")
+def test_host_sysctls_are_read_only_as_root(attack: Attack) -> None:
+    """bwrap covers /proc/sys only when it looks writable, and its directory never does
+    (mode 0555); yet to uid 0 every sysctl file is: `kernel.core_pattern = |/proj/x`
+    would have the kernel run a program of the command's as root outside."""
+    original = _SYSCTL.read_text().strip()
+    changed = str(int(original) + 1)
+    try:
+        attack(f"echo {changed} > {_SYSCTL}", lambda: _SYSCTL.read_text().strip() == changed,
+               lambda: _SYSCTL.write_text(original + "\n"))
+    finally:
+        _SYSCTL.write_text(original + "\n")
