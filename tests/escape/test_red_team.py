@@ -29,3 +29,16 @@ def test_host_sysctls_are_read_only_as_root(attack: Attack) -> None:
                lambda: _SYSCTL.write_text(original + "\n"))
     finally:
         _SYSCTL.write_text(original + "\n")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="unreadable to other users anyway")
+@pytest.mark.parametrize("path", ["/etc/shadow-", "/etc/gshadow-", "/etc/security/opasswd"])
+def test_backup_password_hashes_as_root(confined: Runner, unconfined: Runner,
+                                        path: str) -> None:
+    """`/etc/shadow` was hidden, its backup `/etc/shadow-` (the same hashes) was not:
+    root inside keeps its file permissions."""
+    if not os.path.exists(path) or os.path.getsize(path) == 0:
+        pytest.skip(f"{path} is missing or empty here")
+    command = f"cat {path} | wc -c"
+    assert int(unconfined(command).stdout) > 0, "control: root cannot read it"
+    assert int(confined(command).stdout) == 0, "ESCAPE"
