@@ -42,3 +42,35 @@ def test_backup_password_hashes_as_root(confined: Runner, unconfined: Runner,
     command = f"cat {path} | wc -c"
     assert int(unconfined(command).stdout) > 0, "control: root cannot read it"
     assert int(confined(command).stdout) == 0, "ESCAPE"
+
+
+# -- decisions: a variable's value evaluated as code ----------------------------------
+
+_EVALUATED = [
+    "x='a[$(touch {f})]'; echo $((x))",        # arithmetic evaluates the value, subscript too
+    "x='a[$(touch {f})]'; echo ${{!x}}",         # indirect expansion evaluates the subscript
+    "x='$(touch {f})'; echo ${{x@P}}",           # prompt expansion runs substitutions
+    "read x <<< 'a[$(touch {f})]'; echo $((x+1))",
+]
+
+
+@pytest.mark.xfail(strict=True, reason="a variable's value evaluated by arithmetic, `${!x}` "
+                   "or `@P` runs its `$(…)`, which the analysis never sees: allowed by "
+                   "`Bash(echo *)`, and the blacklist and deny rules are bypassed")
+@pytest.mark.parametrize("template", _EVALUATED)
+def test_a_value_evaluated_as_code_is_not_allowed(project: Path, home: Path,
+                                                  template: str) -> None:
+    from swifty_sandbox import Sandbox
+    from tests.conftest import write_rules
+
+    write_rules(home / ".swifty" / "permissions.yaml", [("Bash(echo *)", "allow"),
+                                                        ("Bash(read *)", "allow")])
+    target = project / "pwned"
+    command = template.format(f=target)
+    Sandbox(project, home=home, sandbox_mode="off", mode="bypassPermissions").run(command)
+    assert target.exists(), "control: bash does not run it"
+    box = Sandbox(project, home=home, sandbox_mode="manual")
+    assert box.check(command).effect.value != "allow", command
+    deadly = template.replace("touch {f}", "rm -rf ~").replace("{{", "{").replace("}}", "}")
+    assert Sandbox(project, home=home, mode="bypassPermissions").check(
+        deadly).effect.value == "deny", deadly
