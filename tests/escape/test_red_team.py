@@ -74,3 +74,35 @@ def test_a_value_evaluated_as_code_is_not_allowed(project: Path, home: Path,
     deadly = template.replace("touch {f}", "rm -rf ~").replace("{{", "{").replace("}}", "}")
     assert Sandbox(project, home=home, mode="bypassPermissions").check(
         deadly).effect.value == "deny", deadly
+
+
+# -- the next hook call: `swifty-sandbox` looked up on PATH ------------------------------
+
+@pytest.mark.parametrize("bin_dir", [".venv/bin", "tools/bin", "."])
+@pytest.mark.parametrize("exists", [True, False])
+def test_a_launcher_planted_on_path_is_not_run_by_the_next_hook(
+        attack: Attack, project: Path, monkeypatch: pytest.MonkeyPatch, bin_dir: str,
+        exists: bool) -> None:
+    """`init` installs `swifty-sandbox hook AGENT` in the project's settings, looked up
+    on the agent's PATH outside any sandbox: with the project's venv activated (or a
+    relative PATH entry) a command could put its own `swifty-sandbox` first."""
+    directory = (project / bin_dir).resolve()
+    entry = bin_dir if bin_dir == "." else str(directory)
+    monkeypatch.setenv("PATH", f"{entry}:{os.environ['PATH']}")
+    planted = directory / "swifty-sandbox"
+
+    def reset() -> None:
+        for path in (planted, *directory.glob(".swifty-blocked-*")):
+            path.unlink(missing_ok=True)
+        if not exists and directory != project and directory.exists():
+            directory.rmdir()
+        if exists:
+            directory.mkdir(parents=True, exist_ok=True)
+
+    reset()
+
+    def worked() -> bool:
+        return planted.is_file() and b"pwned" in planted.read_bytes()
+
+    attack(f"mkdir -p {directory} && printf '#!/bin/sh\\necho pwned\\n' > "
+           f"{planted} && chmod +x {planted}", worked, reset)
