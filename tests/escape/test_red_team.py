@@ -134,3 +134,54 @@ def test_the_file_tools_cannot_rewrite_the_launcher_on_path(
 
     assert decision(bin_dir / "other-tool") == "allow"  # control: project files are
     assert decision(bin_dir / "swifty-sandbox") == "deny"
+
+
+# -- what git trusts: a submodule's git dir planted in `.git/modules` --------------------
+
+def _git(cwd: Path, *args: str) -> None:
+    import subprocess
+
+    subprocess.run(["git", "-c", "user.email=a@b", "-c", "user.name=a",
+                    "-c", "protocol.file.allow=always", "-C", str(cwd), *args],
+                   check=True, capture_output=True)
+
+
+def test_a_submodule_git_dir_planted_with_a_hook(attack: Attack, project: Path,
+                                                 outside_temp: Path) -> None:
+    """The walk after the command never looked inside `.git`, so a new
+    `.git/modules/NAME` with a live hook stayed; the user's next `git submodule update
+    --init` checked the submodule out with it, running the hook outside."""
+    import shutil
+
+    (project / ".git").rmdir()
+    _git(project, "init", "-q")
+    _git(project, "commit", "-q", "--allow-empty", "-m", "init")
+    marker = outside_temp / "pwned"
+    script = f"""set -e
+rm -rf /tmp/src; git init -q /tmp/src
+git -C /tmp/src -c user.email=a@b -c user.name=a commit -q --allow-empty -m x
+mkdir -p .git/modules
+git -c protocol.file.allow=always clone -q --separate-git-dir=.git/modules/evil /tmp/src sub
+printf '#!/bin/sh\\ntouch {marker}\\n' > .git/modules/evil/hooks/post-checkout
+chmod +x .git/modules/evil/hooks/post-checkout
+printf '[submodule "evil"]\\n\\tpath = sub\\n\\turl = ./sub\\n' > .gitmodules
+git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub
+rm -rf sub; mkdir sub
+"""
+
+    def worked() -> bool:
+        import subprocess
+
+        subprocess.run(["git", "-C", str(project), "submodule", "update", "--init"],
+                       capture_output=True)
+        return marker.exists()
+
+    def reset() -> None:
+        marker.unlink(missing_ok=True)
+        _git(project, "reset", "-q")
+        for path in (project / ".git" / "modules", project / "sub"):
+            shutil.rmtree(path, ignore_errors=True)
+        (project / ".gitmodules").unlink(missing_ok=True)
+
+    result = attack(script, worked, reset)
+    assert "hooks/post-checkout" in result.stderr
