@@ -890,6 +890,10 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "已拒绝：{path} 属于 swifty-sandbox 或其钩子在沙箱外运行的内容；"
         "能修改它的人就能在沙箱外运行代码。请让用户修改。",
     ),
+    "jsonl.not_finite": (
+        "not JSON: `{token}` is no finite number",
+        "不是 JSON：`{token}` 不是有限数",
+    ),
 }
 
 _ENGLISH, _CHINESE = 0, 1
