@@ -158,10 +158,10 @@ def test_a_submodule_git_dir_planted_with_a_hook(attack: Attack, project: Path,
     _git(project, "commit", "-q", "--allow-empty", "-m", "init")
     marker = outside_temp / "pwned"
     script = f"""set -e
-rm -rf /tmp/src; git init -q /tmp/src
-git -C /tmp/src -c user.email=a@b -c user.name=a commit -q --allow-empty -m x
+src=$(mktemp -d); git init -q "$src"
+git -C "$src" -c user.email=a@b -c user.name=a commit -q --allow-empty -m x
 mkdir -p .git/modules
-git -c protocol.file.allow=always clone -q --separate-git-dir=.git/modules/evil /tmp/src sub
+git -c protocol.file.allow=always clone -q --separate-git-dir=.git/modules/evil "$src" sub
 printf '#!/bin/sh\\ntouch {marker}\\n' > .git/modules/evil/hooks/post-checkout
 chmod +x .git/modules/evil/hooks/post-checkout
 printf '[submodule "evil"]\\n\\tpath = sub\\n\\turl = ./sub\\n' > .gitmodules
