@@ -209,3 +209,30 @@ def test_serve_answers_stay_json_for_a_non_finite_id(project: Path, home: Path,
 
     for answer in answers:
         assert json.loads(answer, parse_constant=strict)["type"] == "error"
+
+
+# -- decisions: a deny holds through more wrappers ----------------------------------------
+
+@pytest.mark.parametrize("wrapper", [
+    "setarch x86_64 -R", "linux64", "numactl -C 0", "prlimit --nofile=64", "catchsegv",
+    "eatmydata", "dbus-run-session", "xvfb-run -a", "torsocks", "proxychains4 -f /dev/null",
+    "firejail --quiet", "valgrind --tool=none", "systemd-run --user -p Nice=5",
+])
+def test_the_blacklist_sees_through_more_wrappers(project: Path, home: Path,
+                                                  wrapper: str) -> None:
+    """README: "a deny or ask rule matches every spelling of its command: any wrapper";
+    these ran their arguments unseen (`setarch x86_64 rm -rf ~` allowed in
+    bypassPermissions, where the blacklist is all that holds)."""
+    import shutil
+    import subprocess
+
+    from swifty_sandbox import Sandbox
+
+    program = wrapper.split()[0]
+    if program in ("setarch", "linux64") and shutil.which(program):
+        marker = project / "ran"  # control: the wrapper really runs its arguments
+        subprocess.run([*wrapper.split(), "touch", str(marker)], check=True)
+        assert marker.exists()
+    box = Sandbox(project, home=home, mode="bypassPermissions", sandbox_mode="off")
+    decision = box.check(f"{wrapper} rm -rf ~")
+    assert decision.effect.value == "deny", decision
