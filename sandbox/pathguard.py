@@ -28,7 +28,7 @@ def runs_outside(path: str, project: str) -> bool:
     its hooks execute outside the sandbox: this interpreter's environment, this
     package, the bwrap it starts, or a `swifty-sandbox` on PATH. (Commands are kept off
     them by read-only mounts; the agents' file tools run outside and are not.)"""
-    from swifty_sandbox.policy.loader import is_within
+    from swifty_sandbox.policy.paths import is_within
 
     from .spec import trusted_paths
 
