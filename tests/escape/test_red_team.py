@@ -54,12 +54,11 @@ _EVALUATED = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="a variable's value evaluated by arithmetic, `${!x}` "
-                   "or `@P` runs its `$(…)`, which the analysis never sees: allowed by "
-                   "`Bash(echo *)`, and the blacklist and deny rules are bypassed")
 @pytest.mark.parametrize("template", _EVALUATED)
 def test_a_value_evaluated_as_code_is_not_allowed(project: Path, home: Path,
                                                   template: str) -> None:
+    import subprocess
+
     from swifty_sandbox import Sandbox
     from tests.conftest import write_rules
 
@@ -67,7 +66,7 @@ def test_a_value_evaluated_as_code_is_not_allowed(project: Path, home: Path,
                                                         ("Bash(read *)", "allow")])
     target = project / "pwned"
     command = template.format(f=target)
-    Sandbox(project, home=home, sandbox_mode="off", mode="bypassPermissions").run(command)
+    subprocess.run(["bash", "-c", command], cwd=project, check=False)
     assert target.exists(), "control: bash does not run it"
     box = Sandbox(project, home=home, sandbox_mode="manual")
     assert box.check(command).effect.value != "allow", command
