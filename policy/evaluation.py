@@ -21,6 +21,7 @@ from typing import Any
 _MAY_EVALUATE = re.compile(rb"\(\(|\$\[|\$\{[!#]?[A-Za-z_0-9]*[:@\[]|\$\{!|\blet\b|"
                            rb"-(?:eq|ne|lt|le|gt|ge)\b|\b(?:declare|typeset|local)\b")
 _NAME = re.compile(r"(?<![-\w])[A-Za-z_]\w*")
+_POSITIONAL = re.compile(r"\$\{?([0-9@*])")
 _CODE_IN_LITERAL = re.compile(r"[\[`]|\$\(")
 # Programs whose output is a plain number whatever their (static) arguments.
 _NUMERIC = frozenset({"nproc"})
@@ -28,12 +29,15 @@ _READERS = {"read": frozenset("adinNptu"), "mapfile": frozenset("dnOscCu"),
             "readarray": frozenset("dnOscCu"), "getopts": frozenset()}
 
 
-def evaluated_code(root: Any, source: bytes) -> str | None:
+def evaluated_code(root: Any, source: bytes, depth: int = 0) -> str | None:
     """The text of the first context that evaluates a variable the script may have set
-    to code; None when there is none."""
+    to code; None when there is none. Positional parameters count as set by the
+    command in a nested script (`bash -c '…' _ ARG`) or after `set`."""
     if not _MAY_EVALUATE.search(source):
         return None
     tainted: set[str] = set()
+    if depth > 0 or re.search(rb"(?:^|[;&|(\s])set\s", source):
+        tainted.update("0123456789@*")
     contexts: list[Any] = []
     stack = [root]
     while stack:
@@ -57,7 +61,7 @@ def evaluated_code(root: Any, source: bytes) -> str | None:
         return None
     for node in contexts:
         text = _text(node, source)
-        if tainted & set(_NAME.findall(text)):
+        if tainted & {*_NAME.findall(text), *_POSITIONAL.findall(text)}:
             return text
     return None
 

@@ -566,7 +566,7 @@ def _parse_tree_sitter(command: str, depth: int) -> tuple[Script | None, str | N
     if doubt is None:  # `x='a[$(cmd)]'; echo $((x))` runs cmd (policy/evaluation.py)
         from .evaluation import evaluated_code
 
-        doubt = evaluated_code(tree.root_node, source)
+        doubt = evaluated_code(tree.root_node, source, depth)
     return Script(tuple(walker.commands), tuple(walker.functions)), doubt
 
 

@@ -51,6 +51,8 @@ _EVALUATED = [
     "x='a[$(touch {f})]'; echo ${{!x}}",         # indirect expansion evaluates the subscript
     "x='$(touch {f})'; echo ${{x@P}}",           # prompt expansion runs substitutions
     "read x <<< 'a[$(touch {f})]'; echo $((x+1))",
+    "set -- 'a[$(touch {f})]'; echo $(($1))",
+    "bash -c 'echo $(($1))' _ 'a[$(touch {f})]'",  # asked (the payload is an argument)
 ]
 
 
@@ -71,8 +73,8 @@ def test_a_value_evaluated_as_code_is_not_allowed(project: Path, home: Path,
     box = Sandbox(project, home=home, sandbox_mode="manual")
     assert box.check(command).effect.value != "allow", command
     deadly = template.replace("touch {f}", "rm -rf ~").replace("{{", "{").replace("}}", "}")
-    assert Sandbox(project, home=home, mode="bypassPermissions").check(
-        deadly).effect.value == "deny", deadly
+    verdict = Sandbox(project, home=home, mode="bypassPermissions").check(deadly).effect.value
+    assert verdict == ("ask" if template.startswith("bash -c") else "deny"), deadly
 
 
 # -- the next hook call: `swifty-sandbox` looked up on PATH ------------------------------
