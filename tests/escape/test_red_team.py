@@ -237,3 +237,40 @@ def test_the_blacklist_sees_through_more_wrappers(project: Path, home: Path,
     box = Sandbox(project, home=home, mode="bypassPermissions", sandbox_mode="off")
     decision = box.check(f"{wrapper} rm -rf ~")
     assert decision.effect.value == "deny", decision
+
+
+@pytest.mark.xfail(strict=True, reason="design: a git hook that runs the work tree's own "
+                   "config (pre-commit, lefthook, husky → lint-staged) is protected, its "
+                   "config is not; fix: keep that config read-only when the hook is such "
+                   "a shim")
+def test_the_config_a_protected_hook_runs(attack: Attack, project: Path,
+                                          outside_temp: Path) -> None:
+    """`.git/hooks/pre-commit` (pre-commit's shim) is read-only inside, but it runs
+    whatever `.pre-commit-config.yaml` names, at the user's next `git commit`."""
+    import shutil
+    import subprocess
+    import sys
+
+    pre_commit = shutil.which("pre-commit") or str(Path(sys.executable).with_name(
+        "pre-commit"))
+    if not os.path.exists(pre_commit):
+        pytest.skip("pre-commit is not installed")
+    (project / ".git").rmdir()
+    _git(project, "init", "-q")
+    _git(project, "commit", "-q", "--allow-empty", "-m", "init")
+    subprocess.run([pre_commit, "install"], cwd=project, check=True, capture_output=True)
+    marker = outside_temp / "pwned"
+    config = project / ".pre-commit-config.yaml"
+
+    def worked() -> bool:
+        subprocess.run(["git", "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q",
+                        "--allow-empty", "-m", "x"], cwd=project, capture_output=True)
+        return marker.exists()
+
+    def reset() -> None:
+        marker.unlink(missing_ok=True)
+        config.unlink(missing_ok=True)
+
+    attack(f"printf 'repos:\\n- repo: local\\n  hooks:\\n  - id: x\\n    name: x\\n"
+           f"    entry: touch {marker}\\n    language: system\\n    always_run: true\\n"
+           f"    pass_filenames: false\\n' > .pre-commit-config.yaml", worked, reset)
