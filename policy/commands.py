@@ -65,7 +65,31 @@ WRAPPERS: dict[str, frozenset[str]] = {
                            "--arg-file", "--delimiter", "--colsep", "--sshlogin",
                            "--max-args", "--timeout", "--joblog", "--results", "--tmpdir",
                            "--retries", "--load", "--delay", "--basefile", "--workdir"}),
+    # More that run their arguments as a command (red team: `setarch x86_64 rm -rf ~`).
+    "setarch": frozenset(),  # `setarch ARCH [options] cmd`: see _OPERAND_FIRST
+    "linux32": frozenset(), "linux64": frozenset(), "i386": frozenset(),
+    "x86_64": frozenset(), "uname26": frozenset(),
+    "numactl": frozenset({"-C", "-N", "-m", "-p", "-i", "-P", "-w", "--physcpubind",
+                          "--cpunodebind", "--membind", "--preferred", "--interleave",
+                          "--preferred-many", "--weighted-interleave"}),
+    "prlimit": frozenset({"-p", "--pid", "-o", "--output"}),
+    "catchsegv": frozenset(),
+    "eatmydata": frozenset(),
+    "dbus-run-session": frozenset({"--config-file", "--dbus-daemon"}),
+    "xvfb-run": frozenset({"-n", "--server-num", "-s", "--server-args", "-f", "--auth-file",
+                           "-e", "--error-file", "-p", "--xauth-protocol", "-w", "--wait"}),
+    "torsocks": frozenset({"-u", "-p", "-a", "-P", "--user", "--pass", "--address",
+                           "--port"}),
+    "proxychains": frozenset({"-f"}),
+    "proxychains4": frozenset({"-f"}),
+    "firejail": frozenset(),
+    "valgrind": frozenset(),
+    "systemd-run": frozenset({"-u", "--unit", "-p", "--property", "-E", "--setenv",
+                              "--description", "--slice", "-M", "--machine", "-H", "--host",
+                              "--uid", "--gid", "--nice", "-D", "--working-directory"}),
 }
+# Wrappers whose first word is an operand, before their options: `setarch ARCH -R cmd`.
+_OPERAND_FIRST = frozenset({"setarch"})
 # Options whose value may only be attached (`xargs -i{}`): never the next word.
 _OPTIONAL_ATTACHED: dict[str, frozenset[str]] = {"xargs": frozenset("ile")}
 # Wrappers whose first operand is not the command: `timeout 5 cmd`, `flock FILE cmd`,
@@ -79,6 +103,8 @@ _COMMAND_OPTION: dict[str, frozenset[str]] = {
     "su": frozenset({"-c", "--command", "--session-command"}),
     "runuser": frozenset({"-c", "--command", "--session-command"}),
     "sg": frozenset({"-c"}),
+    "npx": frozenset({"-c", "--call"}),
+    "nix-shell": frozenset({"--run", "--command"}),
 }
 # Multi-call binaries: `busybox rm …`, `toybox rm …` run the applet.
 _MULTICALL = frozenset({"busybox", "toybox"})
@@ -288,7 +314,8 @@ def peel(argv: tuple[Word, ...]) -> tuple[Word, ...] | None:
             text = " ".join(v for v in values if v is not None)
             return (Word("sh", "sh"), Word("-c", "-c"), Word(text, text))
     if program in WRAPPERS:
-        return tuple(_strip_options(program, list(argv[1:]))) or None
+        first = 2 if program in _OPERAND_FIRST else 1
+        return tuple(_strip_options(program, list(argv[first:]))) or None
     if program in _MULTICALL and len(argv) > 1 and name(argv[1]) not in SHELLS:
         return argv[1:]  # `busybox rm -rf /` runs the applet `rm`
     return None

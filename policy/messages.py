@@ -883,6 +883,17 @@ MESSAGES: dict[str, tuple[str, str]] = {
     ),
     "cli.error": ("error: {message}", "错误：{message}"),
     "cli.warning": ("warning: {message}", "警告：{message}"),
+    # -- red team: what swifty-sandbox and its hooks run (sandbox/pathguard.py) --
+    "hook.runs_outside": (
+        "Denied: {path} is part of what swifty-sandbox or its hooks run, outside the "
+        "sandbox; whoever edits it runs code there. Ask the user to change it.",
+        "已拒绝：{path} 属于 swifty-sandbox 或其钩子在沙箱外运行的内容；"
+        "能修改它的人就能在沙箱外运行代码。请让用户修改。",
+    ),
+    "jsonl.not_finite": (
+        "not JSON: `{token}` is no finite number",
+        "不是 JSON：`{token}` 不是有限数",
+    ),
 }
 
 _ENGLISH, _CHINESE = 0, 1

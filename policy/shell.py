@@ -539,6 +539,11 @@ def _sequence(text: str) -> list[str] | None:
 _COMMENT_MAY_FOLLOW = frozenset(bytes([c]) for c in b" \t\n;&|()<>")
 
 
+# Where a value may be evaluated as code (policy/evaluation.py).
+_EVALUATED = re.compile(r"\(\(|\$\[|\$\{|\blet\b|-(?:eq|ne|lt|le|gt|ge)\b|\bdeclare\b|"
+                        r"\btypeset\b|\blocal\b")
+
+
 class _Misparse(Exception):
     """tree-sitter accepted something bash reads differently."""
 
@@ -558,6 +563,10 @@ def _parse_tree_sitter(command: str, depth: int) -> tuple[Script | None, str | N
         return None, doubt or _snippet(str(misparse))
     except RecursionError:  # deep nesting: the rough reading takes over
         return None, doubt or "nested too deeply"
+    if doubt is None:  # `x='a[$(cmd)]'; echo $((x))` runs cmd (policy/evaluation.py)
+        from .evaluation import evaluated_code
+
+        doubt = evaluated_code(tree.root_node, source, depth)
     return Script(tuple(walker.commands), tuple(walker.functions)), doubt
 
 
@@ -693,6 +702,10 @@ def parse(command: str, depth: int = 0) -> Script:
         readings.append(_parse_tree_sitter(_DOUBLE_BRACKETS.sub(
             lambda m: "test" if m.group(0) == "[[" else "", command), depth)[0])
     readings.append(rough(command))
+    if script is not None and _EVALUATED.search(command):  # a value run as code
+        from .evaluation import substitutions_in
+
+        readings.extend(parse(body, depth + 1) for body in substitutions_in(command))
     return Script(error=doubt, parser="none",
                   readings=tuple(dataclasses.replace(r, error=None) for r in readings if r))
 

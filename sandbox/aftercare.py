@@ -168,7 +168,11 @@ def suspects(spec: SandboxSpec) -> tuple[list[tuple[str, str]], Found]:
         try:
             if path.endswith("/HEAD"):  # a bare repository: git finds it from inside
                 directory = os.path.dirname(path)
-                if gitfiles.is_git_dir(directory) and "/.git/" not in directory + "/":
+                # Inside a `.git`, only a submodule's git dir (`.git/modules/…`): git
+                # runs its hooks at the next `git submodule update`.
+                inside = "/.git/" in directory + "/"
+                if gitfiles.is_git_dir(directory) and (
+                        not inside or "/.git/modules/" in directory + "/"):
                     # A `commondir` outside `.git/worktrees/` is no one's but a command's.
                     reason = "commondir" if gitfiles.common_dir(directory) else \
                         gitfiles.unsafe_config(directory, spec.project)

@@ -255,9 +255,12 @@ def find_named(roots: Iterable[str], names: frozenset[str],
                     out.named.append(entry.path)
                 try:
                     if entry.is_dir(follow_symlinks=False):
-                        # git never looks for a repository inside a `.git` directory.
-                        if entry.path not in skip and entry.name != ".git":
-                            stack.append(entry.path)
+                        # git never looks for a repository inside a `.git` directory,
+                        # but for submodules' git dirs in its `modules/`, whose hooks
+                        # `git submodule update` runs.
+                        if entry.path not in skip:
+                            stack.append(entry.path if entry.name != ".git"
+                                         else os.path.join(entry.path, "modules"))
                     elif links_into is not None and entry.is_symlink() and \
                             "swifty-sandbox" in os.readlink(entry.path) and is_within(
                                 os.path.realpath(entry.path), links_into):

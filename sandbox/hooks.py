@@ -42,6 +42,7 @@ from swifty_sandbox.policy.paths import is_within
 from swifty_sandbox.policy.rules import fixed_prefix
 
 from .api import Sandbox
+from .pathguard import runs_outside
 
 EXIT_BLOCK = 2  # every supported agent reads exit 2 as "block", with stderr as the reason
 MAX_INPUT = 16 << 20  # bytes of hook input; agents send kilobytes
@@ -302,6 +303,8 @@ def agent_settings_write(policy: Policy, request: Request) -> Decision | None:
         if path.endswith(tuple("/" + name for name in AGENT_HOOK_FILES)):
             return Decision(Effect.DENY, t("hook.agent_settings", path=path),
                             Layer.PROTECTED)
+        if runs_outside(path, str(policy.project)):
+            return Decision(Effect.DENY, t("hook.runs_outside", path=path), Layer.PROTECTED)
     return None
 
 

@@ -55,7 +55,7 @@ def parse_json_line(raw: bytes, number: int) -> JsonLine:
         return JsonLine(number, error=t("jsonl.not_utf8", byte=f"0x{raw[e.start]:02x}",
                                         column=e.start + 1))
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_constant=_not_finite, parse_float=_finite)
     except RecursionError:
         return JsonLine(number, error=t("jsonl.too_deep"))
     except ValueError as e:  # not JSON, or an integer too long to convert
@@ -64,6 +64,19 @@ def parse_json_line(raw: bytes, number: int) -> JsonLine:
     if bad is not None:
         return JsonLine(number, error=t("jsonl.surrogate", code=f"\\u{ord(bad):04x}"))
     return JsonLine(number, value)
+
+
+def _not_finite(token: str) -> float:
+    """`NaN`, `Infinity`: not JSON, and echoed in an `id` they would make our own answer
+    invalid JSON for the agent."""
+    raise ValueError(t("jsonl.not_finite", token=token))
+
+
+def _finite(token: str) -> float:
+    value = float(token)
+    if value in (float("inf"), float("-inf")):  # `1e400`
+        return _not_finite(token)
+    return value
 
 
 def _lone_surrogate(value: object) -> str | None:

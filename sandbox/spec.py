@@ -31,6 +31,7 @@ from swifty_sandbox.policy.rules import PathPattern
 
 from . import gitfiles
 from .expand import ExpansionTooLarge, Unenforceable, Unsearchable, expand
+from .pathguard import launcher_paths
 
 EXIT_SETUP = 125
 
@@ -281,8 +282,11 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
     # `.swifty` at any depth: a planted `pkg/.swifty` would be the policy of a later
     # session started in `pkg/`.
     policy_dirs = [m for m in marked if m.endswith("/.swifty")]
+    launchers = [p for p in launcher_paths(os.environ.get("PATH"), project)
+                 if _inside_any(p, roots)]  # what the hooks run by name (pathguard.py)
     trusted = trusted_paths(settings.bwrap)
-    candidates = [*expanded["read-only"].paths, *git.read_only, *policy_dirs, *trusted]
+    candidates = [*expanded["read-only"].paths, *git.read_only, *policy_dirs, *trusted,
+                  *(p for p in launchers if os.path.lexists(p))]
     read_only = [p for p in dict.fromkeys(_mount_path(c, roots, resolved=c in trusted)
                                           for c in candidates) if p is not None]
     by_rule = set(expanded["read-only"].paths)
@@ -304,7 +308,7 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
                          and p.text in AGENT_SETTINGS and project in roots
                          and not os.path.lexists(p.literal))
     for path, is_dir in (*missing, *((g, True) for g in git.guard),
-                         *((g, False) for g in git.guard_files)):
+                         *((g, False) for g in (*git.guard_files, *launchers))):
         if (_inside_any(path, roots) and not os.path.lexists(path)
                 and os.path.isdir(os.path.dirname(path))):
             link = _first_link(path, roots)
@@ -372,7 +376,8 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         limits=limits or Limits(),
         temp_dir=temp_dir,
         temp_mounts=TEMP_MOUNTS if temp_dir else (),
-        watch=(*git.watch, *watch_repo, *watch_agents),
+        watch=(*git.watch, *watch_repo, *watch_agents,
+               *(p for p in launchers if not os.path.lexists(p))),
         guard_files=tuple(dict.fromkeys(guard_files)),
         bwrap=settings.bwrap,
         markers=tuple(marked),

@@ -50,7 +50,11 @@ def bwrap_argv(spec: SandboxSpec, command: Sequence[str], *, bwrap: str = "bwrap
         for root in spec.read_roots:
             argv += ["--ro-bind", root, root]
     # 2.
-    argv += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/dev/shm"]
+    # /proc/sys read-only: bwrap covers it only when it looks writable, and its
+    # directory never does (0555), yet as root (uid 0 → 0) every sysctl file is
+    # writable — kernel.core_pattern would run a program as root outside.
+    argv += ["--dev", "/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys",
+             "--tmpfs", "/dev/shm"]
     # 3. and 4.
     if spec.temp_dir is not None:
         for path in spec.temp_mounts:

@@ -28,7 +28,8 @@ def test_exact_argv_in_security_order() -> None:
         "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--new-session",
         "--cap-drop", "ALL", "--disable-userns",
         "--ro-bind", "/", "/",                                   # 1. all read-only
-        "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/dev/shm",  # 2.
+        "--dev", "/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys",  # 2.
+        "--tmpfs", "/dev/shm",
         "--bind", "/p", "/p", "--bind", "/tmp", "/tmp",          # 3.-4. writable
         "--bind", "/p/.git", "/p/.git",                          # 5. pinned
         "--ro-bind", "/p/.git/config", "/p/.git/config",         # 6. read-only

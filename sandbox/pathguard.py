@@ -1,0 +1,38 @@
+"""What the agents' hooks run by name: `swifty-sandbox hook AGENT`, as `init` installs
+it in a project's settings, is looked up on the agent's PATH, outside any sandbox. A
+PATH directory inside a writable root (an activated project `.venv/bin`, a `bin` put
+there by direnv, a relative entry) would let a command plant its own `swifty-sandbox`
+there, which the next hook call runs unconfined. Those names are kept read-only, or
+guarded while missing, or moved aside when a command creates them."""
+
+from __future__ import annotations
+
+import os
+
+LAUNCHER = "swifty-sandbox"
+
+
+def launcher_paths(path_var: str | None, project: str) -> list[str]:
+    """Where a lookup of `swifty-sandbox` on `path_var` may land: each entry (relative
+    ones from the project, where the agents run their hooks) as written and resolved."""
+    out: list[str] = []
+    for entry in (path_var if path_var is not None else os.defpath).split(os.pathsep):
+        directory = os.path.normpath(os.path.join(project, entry))
+        out += [os.path.join(directory, LAUNCHER),
+                os.path.join(os.path.realpath(directory), LAUNCHER)]
+    return list(dict.fromkeys(out))
+
+
+def runs_outside(path: str, project: str) -> bool:
+    """Whether a file-tool write to `path` (absolute) would change what swifty-sandbox or
+    its hooks execute outside the sandbox: this interpreter's environment, this
+    package, the bwrap it starts, or a `swifty-sandbox` on PATH. (Commands are kept off
+    them by read-only mounts; the agents' file tools run outside and are not.)"""
+    from swifty_sandbox.policy.paths import is_within
+
+    from .spec import trusted_paths
+
+    if path in launcher_paths(os.environ.get("PATH"), project):
+        return True
+    real = os.path.realpath(path)
+    return any(is_within(real, p) for p in trusted_paths())
