@@ -143,6 +143,7 @@ class Outcome:
     seconds: float
     peak_mb: float
     stderr: str
+    cpu_seconds: float = 0.0  # user + system: what the work cost, whatever the load
 
 
 # Measures one command from a small process of its own: a child's peak RSS (ru_maxrss)
@@ -169,7 +170,7 @@ while True:
         _, status, usage = os.wait4(pid, 0)
         break
     time.sleep(0.002)
-print(code, time.monotonic() - start, usage.ru_maxrss)
+print(code, time.monotonic() - start, usage.ru_maxrss, usage.ru_utime + usage.ru_stime)
 """
 
 
@@ -180,9 +181,9 @@ def run_check(project: Path, home: Path, deadline: float = 10.0) -> Outcome:
                "-c", "ls"]
     done = subprocess.run([sys.executable, "-c", _MEASURE, str(deadline), *command], env=env,
                           capture_output=True, check=False, timeout=deadline + 30)
-    code, seconds, peak_kb = done.stdout.split()
+    code, seconds, peak_kb, cpu = done.stdout.split()
     return Outcome(None if code == b"None" else int(code), float(seconds), int(peak_kb) / 1024,
-                   done.stderr.decode("utf-8", "replace"))
+                   done.stderr.decode("utf-8", "replace"), float(cpu))
 
 
 def main() -> None:

@@ -27,11 +27,11 @@ def test_hostile_file_is_an_error_naming_it(project: Path, home: Path, hostile: 
                                             location: str) -> None:
     path = place(hostile, location, project, home)
     tracemalloc.start()
-    start = time.monotonic()
+    start = time.process_time()
     try:
         with pytest.raises(PolicyFileError) as info:
             Sandbox(project, home=home).check("ls")
-        seconds = time.monotonic() - start
+        seconds = time.process_time() - start  # CPU: wall time on a loaded machine says nothing
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -58,7 +58,9 @@ def test_check_exits_2_fast_and_small(outside_temp: Path, hostile: Hostile,
     if hostile.line is not None:
         assert f"{path}:{hostile.line}:" in outcome.stderr
     assert "Traceback" not in outcome.stderr
-    assert outcome.seconds < 1.0, outcome
+    # Finished before the deadline (exit 2 above: a read that blocks is killed there);
+    # the work itself, as CPU time, since wall time on a loaded machine says nothing.
+    assert outcome.cpu_seconds < 1.0, outcome
     assert outcome.peak_mb < 64, outcome
 
 
