@@ -238,6 +238,14 @@ def _unwrap(simple: Simple, script: Script, argv: tuple[Word, ...],
         argv = inner
     program = name(argv[0]) if argv else None
     yield Invocation(argv, forms, simple, script, via)
+    inner = _runner_command(program, argv)
+    if inner is not None:
+        # `uv run rm -rf ~`: what it runs meets the blacklist and deny rules too; an
+        # allow still matches the command as written (`Bash(uv run pytest *)`), its
+        # last form.
+        for found in _unwrap(simple, script, inner, (inner,), (*via, program or ""), depth):
+            yield Invocation(found.argv, (*found.forms, argv), found.simple, found.script,
+                             found.via)
     if program is not None and (program in SHELLS or program == "eval"):
         yield from _shell_strings(simple, script, argv, program, via, depth)
     elif program == "trap":
@@ -438,6 +446,57 @@ def _strip_options(program: str, rest: list[Word]) -> list[Word]:
     if program in _LEADING_OPERAND and rest:
         rest.pop(0)
     return rest
+
+
+# Tools that run a command given after a subcommand: program → subcommand → its options
+# that take a separate value (`uv run --with x cmd`); after `--` the command follows.
+_RUNNERS: dict[str, dict[str, frozenset[str]]] = {
+    "uv": {"run": frozenset({"--with", "--python", "-p", "--from", "--project",
+                             "--directory", "--env-file", "--extra", "--group",
+                             "--package", "--index", "--with-requirements", "-w"})},
+    "poetry": {"run": frozenset({"-C", "--directory", "-P", "--project"})},
+    "pipenv": {"run": frozenset()}, "pdm": {"run": frozenset()},
+    "rye": {"run": frozenset()}, "pixi": {"run": frozenset({"-e", "--environment"})},
+    "conda": {"run": frozenset({"-n", "--name", "-p", "--prefix", "--cwd"})},
+    "bundle": {"exec": frozenset({"--gemfile"})},
+    "yarn": {"exec": frozenset()}, "pnpm": {"exec": frozenset({"-C", "--dir"})},
+    "npm": {"exec": frozenset({"-c", "--call", "-w", "--workspace"})},
+    "mise": {"exec": frozenset({"-C", "--cd"}), "x": frozenset({"-C", "--cd"})},
+    "asdf": {"exec": frozenset()},
+    "direnv": {"exec": frozenset()},  # `direnv exec DIR cmd`
+    "doppler": {"run": frozenset({"-p", "--project", "-c", "--config", "--command"})},
+    "op": {"run": frozenset({"--env-file", "--account"})},
+    "aws-vault": {"exec": frozenset({"-d", "--duration", "--region", "-t", "--mfa-token"})},
+    "devbox": {"run": frozenset({"-c", "--config"})},
+    "perf": {"record": frozenset({"-o", "--output", "-e", "--event", "-p", "--pid"}),
+             "stat": frozenset({"-o", "--output", "-e", "--event", "-p", "--pid"})},
+    "swifty-sandbox": {"run": frozenset({"--project", "--mode", "--sandbox", "--timeout",
+                                         "--max-processes", "--max-memory"})},
+}
+# Runners whose first operand is not the command: `direnv exec DIR`, `aws-vault exec
+# PROFILE`, `mise exec TOOL@VERSION -- cmd` (its command comes after `--`).
+_RUNNER_OPERAND = frozenset({"direnv", "aws-vault"})
+
+
+def _runner_command(program: str | None, argv: tuple[Word, ...]) -> tuple[Word, ...] | None:
+    """The command a runner (`uv run`, `bundle exec`, …) runs, None for anything else."""
+    subcommands = _RUNNERS.get(program or "")
+    if subcommands is None or len(argv) < 3 or argv[1].value not in subcommands:
+        return None
+    rest = list(argv[2:])
+    dashes = next((i for i, w in enumerate(rest) if w.shown == "--"), None)
+    if dashes is not None:
+        return tuple(rest[dashes + 1:]) or None
+    if program == "mise":
+        return None  # its operands are tools until `--`
+    valued = subcommands[argv[1].value or ""]
+    while rest and rest[0].shown.startswith("-"):
+        option = rest.pop(0).shown
+        if option in valued and rest:
+            rest.pop(0)
+    if program in _RUNNER_OPERAND and rest:
+        rest.pop(0)
+    return tuple(rest) or None
 
 
 def _follow(text: str | None, simple: Simple, script: Script, via: tuple[str, ...],

@@ -218,6 +218,11 @@ def test_serve_answers_stay_json_for_a_non_finite_id(project: Path, home: Path,
     "setarch x86_64 -R", "linux64", "numactl -C 0", "prlimit --nofile=64", "catchsegv",
     "eatmydata", "dbus-run-session", "xvfb-run -a", "torsocks", "proxychains4 -f /dev/null",
     "firejail --quiet", "valgrind --tool=none", "systemd-run --user -p Nice=5",
+    # runners: a subcommand runs the command
+    "uv run", "uv run --with rich", "poetry run", "pipenv run", "conda run -n base",
+    "bundle exec", "yarn exec", "pnpm exec", "npm exec --", "mise exec node@20 --",
+    "direnv exec .", "aws-vault exec work --", "doppler run --", "op run --",
+    "perf record -o out --", "swifty-sandbox run --sandbox off --",
 ])
 def test_the_blacklist_sees_through_more_wrappers(project: Path, home: Path,
                                                   wrapper: str) -> None:
@@ -274,3 +279,17 @@ def test_the_config_a_protected_hook_runs(attack: Attack, project: Path,
     attack(f"printf 'repos:\\n- repo: local\\n  hooks:\\n  - id: x\\n    name: x\\n"
            f"    entry: touch {marker}\\n    language: system\\n    always_run: true\\n"
            f"    pass_filenames: false\\n' > .pre-commit-config.yaml", worked, reset)
+
+
+def test_a_runner_allow_still_matches_as_written(project: Path, home: Path) -> None:
+    """What `uv run` runs meets deny rules and the blacklist; an allow of the command
+    as written still holds (`Bash(uv run pytest *)`)."""
+    from swifty_sandbox import Sandbox
+    from tests.conftest import write_rules
+
+    write_rules(home / ".swifty" / "permissions.yaml", [("Bash(uv run pytest *)", "allow"),
+                                                        ("Bash(git push *)", "deny")])
+    box = Sandbox(project, home=home, sandbox_mode="manual")
+    assert box.check("uv run pytest -x tests").effect.value == "allow"
+    assert box.check("uv run git push origin main").effect.value == "deny"
+    assert box.check("poetry run git push").effect.value == "deny"
