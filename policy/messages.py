@@ -894,6 +894,14 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "not JSON: `{token}` is no finite number",
         "不是 JSON：`{token}` 不是有限数",
     ),
+    # -- toolchain caches, missing writable roots, hidden tracked files, effective
+    #    settings (issue 12, "tools") --
+    "run.toolchain_fallback": (
+        "swifty-sandbox: cannot create the project's toolchain cache {path} ({error}); "
+        "this command ran without it (pip, npm, cargo, go caches are not writable).",
+        "swifty-sandbox：无法创建项目的工具链缓存 {path}（{error}）；本命令在没有它的情况下运行"
+        "（pip、npm、cargo、go 的缓存不可写）。",
+    ),
 }
 
 _ENGLISH, _CHINESE = 0, 1

@@ -59,9 +59,11 @@ class Profile:
     env_keep: tuple[str, ...]
     nested_namespaces: bool
     seccomp: SeccompProfile
+    toolchain_caches: str = "project"  # project (a cache directory per project) | off
 
 
 TMP_CHOICES = ("project", "private", "host")
+TOOLCHAIN_CHOICES = ("project", "off")  # sandbox/toolchains.py
 SOCKET_TYPES = ("SOCK_STREAM", "SOCK_DGRAM", "SOCK_RAW", "SOCK_RDM", "SOCK_SEQPACKET")
 _NOT_PROFILES = ("syscalls.yaml", "programs.yaml")
 
@@ -94,6 +96,13 @@ def _read(source: Source, key: str, node: yaml.Node) -> tuple[str, ...] | None:
 
 def _tmp(source: Source, key: str, node: yaml.Node) -> str:
     return choice(source, key, node, TMP_CHOICES)
+
+
+def toolchain_choice(source: Source, key: str, node: yaml.Node) -> str:
+    """`project` | `off`; YAML reads a bare `off` (and `false`) as a boolean: off."""
+    if node.tag == "tag:yaml.org,2002:bool":
+        return "project" if str(node.value).lower() in ("true", "yes", "on") else "off"
+    return choice(source, key, node, TOOLCHAIN_CHOICES)
 
 
 def _flag(source: Source, key: str, node: yaml.Node) -> bool:
@@ -137,6 +146,7 @@ PROFILE_KEYS: tuple[ProfileKey, ...] = (
     ProfileKey("env.drop", _strings, (), adds=True),
     ProfileKey("env.keep", _strings, (), adds=True),
     ProfileKey("nestedNamespaces", _flag, False),
+    ProfileKey("toolchainCaches", toolchain_choice, "project"),
     # A profile that extends another and leaves out `seccomp.deny` keeps the parent's
     # denied calls (changing only `socketpairs` must not drop them).
     ProfileKey("seccomp.deny", _syscall_sets, ((), (), False)),
@@ -221,6 +231,7 @@ def load_profile(name: str, project: Path) -> Profile:
         env_drop=values["env.drop"],
         env_keep=values["env.keep"],
         nested_namespaces=values["nestedNamespaces"],
+        toolchain_caches=values["toolchainCaches"],
         seccomp=SeccompProfile(deny=deny, enosys=enosys, deny_namespaces=deny_namespaces,
                                sockets=values["seccomp.sockets"],
                                ioctls=values["seccomp.ioctls"],

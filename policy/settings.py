@@ -19,6 +19,7 @@ from .files import PolicyFiles
 from .limits import default_max_memory, default_max_processes, parse_memory, parse_processes
 from .messages import t
 from .paths import expand_home, expand_path, is_within
+from .profile import toolchain_choice
 from .rules import PathPattern, RuleSyntaxError, anchor_path_pattern
 from .types import Mode, SandboxMode, Scope, Settings
 from .yamlnodes import (
@@ -86,6 +87,11 @@ def _globs(source: Source, key: str, node: yaml.Node, project: Path, home: Path
     return tuple(entries)
 
 
+def _toolchain_caches(source: Source, key: str, node: yaml.Node, project: Path,
+                      home: Path) -> str:
+    return toolchain_choice(source, key, node)
+
+
 def _absolute(source: Source, key: str, node: yaml.Node, project: Path, home: Path) -> str:
     chosen = expand_home(string(source, key, node), home)
     if not chosen.startswith("/"):
@@ -135,6 +141,10 @@ def _always(value: object, mine: object, project: Path) -> bool:
     return True  # the repository must not pick it (the sandbox's own binary)
 
 
+def _caches_on(value: str, mine: object, project: Path) -> bool:
+    return value != "off"  # a writable directory outside the project
+
+
 def _any_kept(value: tuple[str, ...], mine: object, project: Path) -> bool:
     return bool(value)
 
@@ -160,6 +170,7 @@ SETTINGS: tuple[Setting, ...] = (
             _above(default_max_processes), merge="min"),
     Setting("sandbox.limits.memory", "max_memory", _cap(parse_memory),
             _above(default_max_memory), merge="min"),
+    Setting("sandbox.toolchainCaches", "toolchain_caches", _toolchain_caches, _caches_on),
 )
 
 

@@ -181,5 +181,6 @@ class Settings:
     bwrap: str | None = None  # an absolute path chosen in the user's own config
     max_processes: int | None = None  # None: the default cap; 0: no cap
     max_memory: int | None = None  # bytes; None: the default cap; 0: no cap
+    toolchain_caches: str | None = None  # project | off; None: the profile's
     # Settings a committed project file tried to loosen, with why they were ignored.
     warnings: tuple[str, ...] = field(default=(), compare=False)

@@ -78,8 +78,11 @@ def run_confined(spec: SandboxSpec, command: Sequence[str], *,
             fallback = t("run.temp_fallback", path=spec.temp_dir, error=e.strerror) + "\n"
             spec = dataclasses.replace(spec, temp_dir=None, temp_mounts=(),
                                        private_dirs=(*spec.private_dirs, *TEMP_MOUNTS))
+    spec, fallback = _toolchain_dir(spec, fallback)
     dir_fds = open_dirs({**{p: p for p in (*spec.writable, *spec.pinned)},
-                         **{m: spec.temp_dir for m in spec.temp_mounts if spec.temp_dir}})
+                         **{m: spec.temp_dir for m in spec.temp_mounts if spec.temp_dir},
+                         **({spec.toolchain_dir: spec.toolchain_dir}
+                            if spec.toolchain_dir else {})})
     try:
         caps = prepare(spec.limits)
     except CapError as e:
@@ -125,6 +128,19 @@ def run_confined(spec: SandboxSpec, command: Sequence[str], *,
             raise SetupError(t("setup.bwrap_too_old", bwrap=bwrap.path))
         raise SetupError(t("setup.bwrap_failed", error=error))
     return result
+
+
+def _toolchain_dir(spec: SandboxSpec, notes: str) -> tuple[SandboxSpec, str]:
+    """Create the project's toolchain cache directory; without one (a read-only
+    home), the command runs without caches and says so."""
+    if spec.toolchain_dir is None:
+        return spec, notes
+    try:
+        ensure_temp_dir(spec.toolchain_dir)
+    except OSError as e:
+        notes += t("run.toolchain_fallback", path=spec.toolchain_dir, error=e.strerror) + "\n"
+        return dataclasses.replace(spec, toolchain_dir=None), notes
+    return spec, notes
 
 
 def open_dirs(sources: Mapping[str, str]) -> dict[str, int]:

@@ -29,7 +29,7 @@ from swifty_sandbox.policy.profile import SeccompProfile
 from swifty_sandbox.policy.protected import AGENT_SETTINGS, PROTECTED_DIRS, SYSTEM_DIRS
 from swifty_sandbox.policy.rules import PathPattern
 
-from . import gitfiles
+from . import gitfiles, toolchains
 from .expand import ExpansionTooLarge, Unenforceable, Unsearchable, expand
 from .pathguard import launcher_paths
 
@@ -108,6 +108,9 @@ class SandboxSpec:
     markers_in: tuple[str, ...] = ()
     home: str = ""
     snapshot: Snapshot = field(default_factory=dict)
+    # The project's toolchain cache directory (sandbox/toolchains.py): bound read-write
+    # where it is, its siblings (other projects' caches) hidden.
+    toolchain_dir: str | None = None
 
 
 def _inside_any(path: str, roots: tuple[str, ...]) -> bool:
@@ -385,6 +388,7 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         home=home,
         snapshot=_snapshot([p for p in read_only if p in git_trusted],
                            [*guard, *guard_files]),
+        toolchain_dir=toolchains.cache_dir(policy),
     )
 
 
@@ -534,4 +538,6 @@ def scrub_env(environ: dict[str, str], spec: SandboxSpec) -> dict[str, str]:
         out[name] = value
     if "TMPDIR" in out and "/tmp" in (*spec.temp_mounts, *spec.private_dirs):
         out["TMPDIR"] = "/tmp"  # the host's $TMPDIR is not there inside
+    if spec.toolchain_dir is not None:
+        out.update(toolchains.environment(spec.toolchain_dir, spec.home, out))
     return out

@@ -11,12 +11,16 @@ the argv is built in these steps, and no step may move:
      itself, so it is a mount point and cannot be renamed or removed (EBUSY) — this is
      what stops "replace `.git` by renaming it" and "mv .swifty away".
   6. Read-only paths inside writable roots (protected paths, write-deny rules), and
-     empty read-only directories or files where a protected path is missing.
+     empty read-only directories or files where a protected path is missing; then the
+     project's toolchain cache: its parent (every project's caches) behind an empty
+     tmpfs, the project's own bound read-write in it (after 6, so that a protected
+     `~/.cache/swifty-sandbox` inside a writable home does not cover it).
   7. Unreadable paths last, so nothing above can uncover them.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 
 from ..spec import SandboxSpec
@@ -73,6 +77,10 @@ def bwrap_argv(spec: SandboxSpec, command: Sequence[str], *, bwrap: str = "bwrap
         argv += ["--perms", "0555", "--tmpfs", path, "--remount-ro", path]
     for path in spec.guard_files:
         argv += ["--ro-bind", "/dev/null", path]
+    if spec.toolchain_dir is not None:
+        parent = os.path.dirname(spec.toolchain_dir)
+        argv += ["--perms", "0555", "--tmpfs", parent,
+                 *bind(spec.toolchain_dir, spec.toolchain_dir), "--remount-ro", parent]
     # 7.
     for path in spec.unreadable_dirs:
         argv += ["--perms", "0000", "--tmpfs", path, "--remount-ro", path]

@@ -158,6 +158,10 @@ def test_config_schema() -> None:
                                      "env": {"keep": ["A"]}}}, schema)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"sandbox": {"netwrok": True}}, schema)
+    for caches in ("project", "off", False):
+        jsonschema.validate({"sandbox": {"toolchainCaches": caches}}, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"sandbox": {"toolchainCaches": "shared"}}, schema)
     for limits in ({"processes": 512, "memory": "4G"}, {"processes": "unlimited"},
                    {"memory": "50%"}, {"memory": "1.5GiB"}, {"memory": 1 << 30}):
         jsonschema.validate({"sandbox": {"limits": limits}}, schema)
