@@ -26,6 +26,7 @@ from .spec import (
     ensure_temp_dir,
     scrub_env,
 )
+from .toolchains import environment as toolchain_environment
 
 __all__ = ["EXIT_SETUP", "SetupError", "run_confined", "run_unconfined", "shell_argv"]
 
@@ -98,6 +99,8 @@ def run_confined(spec: SandboxSpec, command: Sequence[str], *,
                                          seccomp_fd=seccomp_fd, status_fd=status_write,
                                          dir_fds=dir_fds)]
         env = scrub_env(dict(os.environ if environ is None else environ), spec)
+        if spec.toolchain_dir is not None:
+            env.update(toolchain_environment(spec.toolchain_dir, spec.home, env))
         handed, status_write = status_write, -1  # execute() closes it, even interrupted
         result = execute(
             argv, env=env, timeout=spec.limits.timeout, capture=capture,

@@ -538,6 +538,4 @@ def scrub_env(environ: dict[str, str], spec: SandboxSpec) -> dict[str, str]:
         out[name] = value
     if "TMPDIR" in out and "/tmp" in (*spec.temp_mounts, *spec.private_dirs):
         out["TMPDIR"] = "/tmp"  # the host's $TMPDIR is not there inside
-    if spec.toolchain_dir is not None:
-        out.update(toolchains.environment(spec.toolchain_dir, spec.home, out))
     return out
