@@ -902,6 +902,31 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "swifty-sandbox：无法创建项目的工具链缓存 {path}（{error}）；本命令在没有它的情况下运行"
         "（pip、npm、cargo、go 的缓存不可写）。",
     ),
+    "run.root_created": (
+        "swifty-sandbox: created the writable root {path} (sandbox.writable); it did not "
+        "exist.",
+        "swifty-sandbox：已创建可写根目录 {path}（sandbox.writable），它原本不存在。",
+    ),
+    "run.root_refused": (
+        "swifty-sandbox: the writable root {path} (sandbox.writable) is not writable in "
+        "this run: {reason}. Create it yourself, or change the setting.",
+        "swifty-sandbox：可写根目录 {path}（sandbox.writable）在本次运行中不可写：{reason}。"
+        "请自行创建，或修改该设置。",
+    ),
+    "roots.not_dir": ("it exists but is not a directory", "它存在但不是目录"),
+    "roots.outside_home": (
+        "it does not exist, and only missing roots inside your home ({home}) are created",
+        "它不存在，而只有主目录（{home}）内缺失的根目录才会被创建",
+    ),
+    "roots.link": (
+        "it does not exist, and {path} on its way is a symbolic link or not a directory",
+        "它不存在，且其路径上的 {path} 是符号链接或不是目录",
+    ),
+    "roots.denied": (
+        "it does not exist, and creating it would create a protected, hidden or "
+        "write-denied path ({pattern})",
+        "它不存在，而创建它会产生受保护、隐藏或禁止写入的路径（{pattern}）",
+    ),
 }
 
 _ENGLISH, _CHINESE = 0, 1

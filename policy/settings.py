@@ -9,9 +9,10 @@ default) is ignored with a warning, never applied. The table's keys are the leav
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from pathlib import Path
+from pathlib import Path, PosixPath
 from typing import TYPE_CHECKING, Any
 
 from .errors import PolicyFileError
@@ -70,10 +71,22 @@ def _strings(source: Source, key: str, node: yaml.Node, project: Path, home: Pat
     return tuple(string_list(source, key, node))
 
 
+class WrittenPath(PosixPath):
+    """A resolved root that remembers how it was written (normalised, links not
+    resolved): a root written through a link that a command could have planted is
+    refused (sandbox/roots.py)."""
+
+    written: str = ""
+
+
 def _roots(source: Source, key: str, node: yaml.Node, project: Path, home: Path
            ) -> tuple[Path, ...]:
-    return tuple(expand_path(entry, base=project, home=home)
-                 for entry in string_list(source, key, node))
+    out = []
+    for entry in string_list(source, key, node):
+        root = WrittenPath(expand_path(entry, base=project, home=home))
+        root.written = os.path.normpath(os.path.join(project, expand_home(entry, home)))
+        out.append(root)
+    return tuple(out)
 
 
 def _globs(source: Source, key: str, node: yaml.Node, project: Path, home: Path

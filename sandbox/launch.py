@@ -80,6 +80,7 @@ def run_confined(spec: SandboxSpec, command: Sequence[str], *,
             spec = dataclasses.replace(spec, temp_dir=None, temp_mounts=(),
                                        private_dirs=(*spec.private_dirs, *TEMP_MOUNTS))
     spec, fallback = _toolchain_dir(spec, fallback)
+    spec, fallback = _missing_roots(spec, fallback)
     dir_fds = open_dirs({**{p: p for p in (*spec.writable, *spec.pinned)},
                          **{m: spec.temp_dir for m in spec.temp_mounts if spec.temp_dir},
                          **({spec.toolchain_dir: spec.toolchain_dir}
@@ -144,6 +145,19 @@ def _toolchain_dir(spec: SandboxSpec, notes: str) -> tuple[SandboxSpec, str]:
         notes += t("run.toolchain_fallback", path=spec.toolchain_dir, error=e.strerror) + "\n"
         return dataclasses.replace(spec, toolchain_dir=None), notes
     return spec, notes
+
+
+def _missing_roots(spec: SandboxSpec, notes: str) -> tuple[SandboxSpec, str]:
+    """Configured writable roots that do not exist: made now, or said why not."""
+    lines = [t("run.root_refused", path=p, reason=why) for p, why in spec.refused_roots]
+    if spec.create_roots:
+        from .roots import create
+
+        made, failed = create(spec.create_roots)
+        lines += made
+        spec = dataclasses.replace(spec, writable=tuple(
+            w for w in spec.writable if w not in failed))
+    return spec, notes + "".join(f"{line}\n" for line in lines)
 
 
 def open_dirs(sources: Mapping[str, str]) -> dict[str, int]:

@@ -32,6 +32,8 @@ from swifty_sandbox.policy.rules import PathPattern
 from . import gitfiles, toolchains
 from .expand import ExpansionTooLarge, Unenforceable, Unsearchable, expand
 from .pathguard import launcher_paths
+from .roots import plan as roots_plan
+from .roots import planted_link
 
 EXIT_SETUP = 125
 
@@ -111,6 +113,10 @@ class SandboxSpec:
     # The project's toolchain cache directory (sandbox/toolchains.py): bound read-write
     # where it is, its siblings (other projects' caches) hidden.
     toolchain_dir: str | None = None
+    # Configured writable roots that do not exist (sandbox/roots.py): made before the
+    # command (they are in `writable` too), or not, and why.
+    create_roots: tuple[str, ...] = ()
+    refused_roots: tuple[tuple[str, str], ...] = ()
 
 
 def _inside_any(path: str, roots: tuple[str, ...]) -> bool:
@@ -230,6 +236,9 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
     # 1. Writable roots: the project (not in plan mode, nor when every write is
     #    denied), the host temp dirs only with `tmp: host`, and the configured roots.
     explicit = tuple(str(p) for p in settings.writable)
+    # Each root as written too (`settings.WrittenPath`): one written through a link in a
+    # writable root is refused (sandbox/roots.py).
+    written = [(str(p), getattr(p, "written", "") or str(p)) for p in settings.writable]
     writable: list[str] = []
     if mode is not Mode.PLAN and not all_writes_denied:
         writable.append(project)
@@ -249,6 +258,10 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         # Resolved: a user may well keep ~/.cache on another disk through a link.
         temp_dir = _real(temp_dir_for(project, home))
     writable += [p for p in explicit if os.path.isdir(p)]
+    create, refused = roots_plan(
+        [(p, given) for p, given in written if not os.path.isdir(p)], home,
+        [*policy.protected, *write_patterns, *policy.deny_read,
+         *_rule_patterns(policy, (Tool.READ_FILE,))[0]])
     for root in writable:
         if _unsafe_root(root, home, explicit):
             raise SetupError(t("setup.unsafe_root", root=root))
@@ -259,6 +272,9 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         link = _first_link(root)
         if link is not None:  # resolved when loaded; a link now means it was swapped
             raise SetupError(t("setup.symlink", path=root, link=link))
+    planted = planted_link(written, roots)
+    if planted is not None:
+        raise SetupError(t("setup.symlink", path=planted[0], link=planted[1]))
 
     # 2. Read-only inside writable roots: protected paths, write-deny rules, what git
     #    executes or trusts, and what the next `run` itself executes.
@@ -365,7 +381,7 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         project=project,
         cwd=_real(cwd) if cwd else project,
         read_roots=read_roots,
-        writable=roots,
+        writable=tuple(sorted((*roots, *create), key=lambda w: w.count("/"))),
         private_dirs=tuple(p for p in private if os.path.isdir(p)),
         pinned=tuple(p for p in pinned if p not in read_only),
         read_only=tuple(dict.fromkeys(read_only)),
@@ -389,6 +405,8 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         snapshot=_snapshot([p for p in read_only if p in git_trusted],
                            [*guard, *guard_files]),
         toolchain_dir=toolchains.cache_dir(policy),
+        create_roots=create,
+        refused_roots=refused,
     )
 
 

@@ -1,0 +1,77 @@
+"""Configured writable roots that do not exist: created in home when nothing forbids
+it, otherwise named on stderr with the reason — never silently left out."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from swifty_sandbox import Sandbox
+from swifty_sandbox.sandbox import EXIT_SETUP, RunResult
+
+Runner = Callable[..., RunResult]
+
+
+def writable(home: Path, *roots: str) -> None:
+    (home / ".swifty").mkdir(exist_ok=True)
+    (home / ".swifty" / "config.yaml").write_text(
+        "sandbox:\n  writable:\n" + "".join(f"    - {r!r}\n" for r in roots))
+
+
+def test_a_missing_root_in_home_is_created_and_writable(confined: Runner,
+                                                        home: Path) -> None:
+    writable(home, "~/build-out/deep")
+    result = confined("echo made > ~/build-out/deep/f")
+    assert result.exit_code == 0, result
+    assert (home / "build-out" / "deep" / "f").read_text() == "made\n"
+    assert "created the writable root" in result.stderr and "build-out/deep" in result.stderr
+    again = confined("true")  # made once: no note the next time
+    assert "writable root" not in again.stderr
+
+
+def test_protected_hidden_or_outside_roots_are_reported_not_created(
+        unconfined: Runner, confined: Runner, home: Path, outside_temp: Path) -> None:
+    outside = outside_temp / "not-home" / "x"
+    (home / "a-file").write_text("")
+    writable(home, "~/.config/systemd/user/x", "~/.ssh/new", str(outside), "~/a-file")
+    attack = ("mkdir -p ~/.config/systemd/user/x && echo pwn > "
+              "~/.config/systemd/user/x/unit")
+    control = unconfined(attack)
+    assert (home / ".config" / "systemd" / "user" / "x" / "unit").exists(), control
+    import shutil
+
+    shutil.rmtree(home / ".config")
+    result = confined(attack)
+    assert result.exit_code != 0
+    assert not (home / ".config" / "systemd").exists()  # nothing was made for it
+    assert not (home / ".ssh").exists() and not outside.parent.exists()
+    for root, why in ((".config/systemd/user/x", "~/.config/systemd"),
+                      (".ssh/new", "~/.ssh"), (str(outside), "only missing roots inside"),
+                      ("a-file", "not a directory")):
+        line = next((ln for ln in result.stderr.splitlines() if root in ln), "")
+        assert "not writable in this run" in line and why in line, result.stderr
+
+
+def test_a_root_written_through_a_link_is_not_created(confined: Runner, home: Path,
+                                                      project: Path) -> None:
+    """A link in the project (a command can plant one) must not choose where a
+    configured root is made: `out -> ~/.vim` would make `~/.vim/plugin` writable."""
+    (home / ".vim").mkdir()
+    (project / "out").symlink_to(home / ".vim")
+    writable(home, str(project / "out" / "plugin"))
+    result = Sandbox(project, home=home).run(["bash", "-c", "echo x > out/plugin/p.vim"])
+    assert not (home / ".vim" / "plugin").exists(), result
+    assert result.exit_code == EXIT_SETUP or "not writable in this run" in result.stderr
+
+
+def test_an_existing_root_through_a_planted_link_refuses_the_run(home: Path,
+                                                                 project: Path) -> None:
+    """The same for a root that exists: resolved through a link inside a writable root,
+    it would bind whatever the link names read-write."""
+    (home / ".vim").mkdir()
+    (project / "out").symlink_to(home / ".vim")
+    writable(home, str(project / "out"))
+    result = Sandbox(project, home=home).run(["bash", "-c", "echo x > out/evil.vim"])
+    assert result.exit_code == EXIT_SETUP and "out" in result.stderr, result
+    assert os.listdir(home / ".vim") == []
