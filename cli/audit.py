@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 import json
+import os
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import click
 
 from swifty_sandbox.policy import find_project
-from swifty_sandbox.policy.audit import ERROR, WARNING, audit, default_paths, shadowing
+from swifty_sandbox.policy.audit import (
+    ERROR,
+    WARNING,
+    Finding,
+    audit,
+    default_paths,
+    finding,
+    shadowing,
+)
+from swifty_sandbox.policy.limits import describe_memory
 from swifty_sandbox.policy.messages import t
 from swifty_sandbox.sandbox import Sandbox
 
@@ -34,7 +45,7 @@ def audit_command(fmt: str, as_json: bool, strict: bool, project: Path | None,
     root = find_project(project or Path.cwd())
     home = Path.home()
     files = list(paths) or default_paths(root, home)
-    findings = audit(files, root, home)
+    findings = audit(files, root, home) + hidden_tracked_findings(root, files)
     if fmt == "json" or as_json:
         echo_json({"findings": [f.as_json() for f in findings]})
     elif fmt == "sarif":
@@ -53,6 +64,22 @@ def audit_command(fmt: str, as_json: bool, strict: bool, project: Path | None,
                    else t("audit.clean", count=len(files)), err=True)
     failing = {ERROR, WARNING} if strict else {ERROR}
     raise SystemExit(1 if any(f.level in failing for f in findings) else 0)
+
+
+def hidden_tracked_findings(root: Path, files: list[Path]) -> list[Finding]:
+    """`hidden-tracked`: a ReadFile deny rule of an audited file hides a file git
+    tracks (git inside then shows a change it cannot diff or commit)."""
+    from swifty_sandbox.policy import SwiftyError
+    from swifty_sandbox.sandbox.effective import hidden_tracked_rules
+
+    audited = {os.path.realpath(f) for f in files}
+    try:
+        hits = hidden_tracked_rules(Sandbox(root))
+    except SwiftyError:
+        return []  # broken files: their own findings say so
+    return [finding("hidden-tracked", rule.file, rule.line, 1, rule=rule.text,
+                    path=os.path.relpath(path, root))
+            for path, rule in hits if os.path.realpath(rule.file) in audited]
 
 
 @click.group(name="policy")
@@ -76,18 +103,58 @@ def policy_show(project: Path | None, as_json: bool) -> None:
             rows.append({"layer": layer.scope.value, "file": rule.file, "line": rule.line,
                          "rule": rule.text, "effect": rule.effect.value,
                          "shadowed_by": f"{by.text} (line {by.line})" if by else None})
+    from swifty_sandbox.sandbox.effective import settings
+
+    effective = settings(box)
     if as_json:
         echo_json({"mode": box.effective_mode.value,
-                   "sandbox": box.effective_sandbox_mode.value, "rules": rows})
+                   "sandbox": box.effective_sandbox_mode.value, "rules": rows,
+                   "effective": effective})
         return
     click.echo(f"mode: {box.effective_mode.value}   sandbox: "
                f"{box.effective_sandbox_mode.value}   profile: {box.policy.profile.name}")
+    _show_effective(effective)
     click.echo(t("policy.header"))
     for row in rows:
         note = f"   {t('policy.shadowed_by', rule=row['shadowed_by'])}" \
             if row["shadowed_by"] else ""
         click.echo(f"{row['layer']:8} {row['file']}:{row['line']}  {row['effect']:5}  "
                    f"{row['rule']}{note}")
+
+
+def _show_effective(found: dict[str, Any]) -> None:
+    """The effective settings as text: one heading per setting, paths one per line."""
+    def paths(key: str, values: list[str]) -> None:
+        click.echo(t(f"policy.effective.{key}", count=len(values)))
+        for value in values:
+            click.echo(f"    {value}")
+
+    limits = found["limits"]
+    memory = describe_memory(limits["memory_bytes"]) if limits["memory_bytes"] \
+        else "unlimited"
+    click.echo(t("policy.effective.header"))
+    click.echo(t("policy.effective.limits", processes=limits["processes"] or "unlimited",
+                 memory=memory))
+    network = found["network"]
+    click.echo(t("policy.effective.network", value=json.dumps(network)) if network
+               else t("policy.effective.no_network"))
+    if "error" in found:
+        click.echo(t("policy.effective.error", error=found["error"]))
+        return
+    paths("writable", found["writable"])
+    for root in found["created_roots"]:
+        click.echo(t("policy.effective.created", path=root))
+    for refused in found["refused_roots"]:
+        click.echo(t("run.root_refused", path=refused["path"], reason=refused["reason"]))
+    click.echo(t("policy.effective.tmp", mode=found["tmp"], path=found["temp_dir"] or "-",
+                 at=", ".join(found["temp_mounts"]) or "-"))
+    click.echo(t("policy.effective.toolchains", mode=found["toolchain_caches"],
+                 path=found["toolchain_dir"] or "-",
+                 env=", ".join(found["toolchain_env"]) or "-"))
+    paths("read_only", found["read_only"])
+    paths("hidden", found["hidden"])
+    if found["hidden_tracked"]:
+        paths("hidden_tracked", found["hidden_tracked"])
 
 
 @click.command(name="schema")

@@ -913,6 +913,52 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "swifty-sandbox：可写根目录 {path}（sandbox.writable）在本次运行中不可写：{reason}。"
         "请自行创建，或修改该设置。",
     ),
+    "run.hidden_tracked": (
+        "swifty-sandbox: {count} path(s) git tracks are hidden in this run ({paths}): "
+        "git sees them changed but cannot read them, so `git diff`, `git add -A` and "
+        "`git commit -a` stop with an error (nothing is recorded). Commit the other files "
+        "by name, or let the file be read: a `ReadFile(...)` allow rule below the deny in "
+        "the same file (see `swifty-sandbox audit`).",
+        "swifty-sandbox：本次运行隐藏了 {count} 个被 git 跟踪的路径（{paths}）：git 认为它们"
+        "已改变却无法读取，因此 `git diff`、`git add -A` 和 `git commit -a` 会报错停止（不会记录"
+        "任何内容）。请按文件名提交其他文件，或允许读取该文件：在同一文件中 deny 规则之后添加"
+        "一条 `ReadFile(...)` allow 规则（见 `swifty-sandbox audit`）。",
+    ),
+    "run.hidden_tracked_more": (", and {count} more", "，另有 {count} 个"),
+    "audit.hidden-tracked": (
+        "`{rule}` hides {path}, which git tracks: inside the sandbox git shows it changed "
+        "and `git diff`/`git commit -a` fail",
+        "`{rule}` 隐藏了被 git 跟踪的 {path}：在沙箱内 git 显示它已改变，且 `git diff`/"
+        "`git commit -a` 失败",
+    ),
+    "audit.hidden-tracked.hint": (
+        "If the file holds no secret (an example or template), add `ReadFile({path})` "
+        "with `effect: allow` below this rule in the same file; otherwise stop tracking it "
+        "(`git rm --cached {path}`).",
+        "如果该文件不含机密（示例或模板），请在同一文件中此规则之后添加 `ReadFile({path})`，"
+        "`effect: allow`；否则停止跟踪它（`git rm --cached {path}`）。",
+    ),
+    "policy.effective.header": ("effective settings (what `run` gets now):",
+                                "当前生效的设置（`run` 现在得到的）："),
+    "policy.effective.limits": ("  limits: processes {processes}, memory {memory}",
+                                "  限制：进程 {processes}，内存 {memory}"),
+    "policy.effective.network": ("  network: {value}", "  网络：{value}"),
+    "policy.effective.no_network": (
+        "  network: none (own loopback only)", "  网络：无（仅沙箱自己的回环）"),
+    "policy.effective.error": ("  the sandbox cannot be built now: {error}",
+                               "  现在无法建立沙箱：{error}"),
+    "policy.effective.writable": ("  writable roots ({count}):", "  可写根目录（{count}）："),
+    "policy.effective.created": ("    {path}: missing, created by the next run",
+                                 "    {path}：不存在，下次运行时创建"),
+    "policy.effective.tmp": ("  tmp: {mode}, {path} at {at}", "  tmp：{mode}，{path} 挂载于 {at}"),
+    "policy.effective.toolchains": (
+        "  toolchain caches: {mode}, {path} ({env})", "  工具链缓存：{mode}，{path}（{env}）"),
+    "policy.effective.read_only": ("  read-only in writable roots ({count}):",
+                                   "  可写根目录中的只读路径（{count}）："),
+    "policy.effective.hidden": ("  hidden ({count}):", "  隐藏（{count}）："),
+    "policy.effective.hidden_tracked": (
+        "  hidden and tracked by git ({count}; git inside cannot diff or commit them):",
+        "  隐藏且被 git 跟踪（{count}；沙箱内 git 无法 diff 或提交它们）："),
     "roots.not_dir": ("it exists but is not a directory", "它存在但不是目录"),
     "roots.outside_home": (
         "it does not exist, and only missing roots inside your home ({home}) are created",

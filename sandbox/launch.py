@@ -81,6 +81,8 @@ def run_confined(spec: SandboxSpec, command: Sequence[str], *,
                                        private_dirs=(*spec.private_dirs, *TEMP_MOUNTS))
     spec, fallback = _toolchain_dir(spec, fallback)
     spec, fallback = _missing_roots(spec, fallback)
+    if spec.hidden_tracked:
+        fallback += hidden_tracked_note(spec.project, spec.hidden_tracked) + "\n"
     dir_fds = open_dirs({**{p: p for p in (*spec.writable, *spec.pinned)},
                          **{m: spec.temp_dir for m in spec.temp_mounts if spec.temp_dir},
                          **({spec.toolchain_dir: spec.toolchain_dir}
@@ -145,6 +147,13 @@ def _toolchain_dir(spec: SandboxSpec, notes: str) -> tuple[SandboxSpec, str]:
         notes += t("run.toolchain_fallback", path=spec.toolchain_dir, error=e.strerror) + "\n"
         return dataclasses.replace(spec, toolchain_dir=None), notes
     return spec, notes
+
+
+def hidden_tracked_note(project: str, paths: Sequence[str], shown: int = 5) -> str:
+    names = ", ".join(os.path.relpath(p, project) for p in paths[:shown])
+    more = t("run.hidden_tracked_more", count=len(paths) - shown) if len(paths) > shown \
+        else ""
+    return t("run.hidden_tracked", count=len(paths), paths=names + more)
 
 
 def _missing_roots(spec: SandboxSpec, notes: str) -> tuple[SandboxSpec, str]:

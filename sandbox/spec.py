@@ -29,7 +29,7 @@ from swifty_sandbox.policy.profile import SeccompProfile
 from swifty_sandbox.policy.protected import AGENT_SETTINGS, PROTECTED_DIRS, SYSTEM_DIRS
 from swifty_sandbox.policy.rules import PathPattern
 
-from . import gitfiles, toolchains
+from . import gitfiles, gitindex, toolchains
 from .expand import ExpansionTooLarge, Unenforceable, Unsearchable, expand
 from .pathguard import launcher_paths
 from .roots import plan as roots_plan
@@ -117,6 +117,9 @@ class SandboxSpec:
     # command (they are in `writable` too), or not, and why.
     create_roots: tuple[str, ...] = ()
     refused_roots: tuple[tuple[str, str], ...] = ()
+    # Hidden paths git tracks (sandbox/gitindex.py): git inside sees a change it cannot
+    # diff or commit, so each run says so.
+    hidden_tracked: tuple[str, ...] = ()
 
 
 def _inside_any(path: str, roots: tuple[str, ...]) -> bool:
@@ -344,7 +347,7 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
     #    symlink is hidden where it leads; so is each link inside a hidden directory.
     unreadable_dirs: list[str] = []
     unreadable_files: list[str] = []
-    for path in _with_link_targets(expanded["hidden"].paths):
+    for path in _with_link_targets(_not_allowed(policy, expanded["hidden"].paths)):
         real = _real(path)
         try:
             info = os.stat(real)
@@ -362,6 +365,7 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
     if temp_dir is not None and os.path.isdir(os.path.dirname(temp_dir)):
         unreadable_dirs.append(os.path.dirname(temp_dir))  # other projects' temp files
     hidden = [*unreadable_dirs, *unreadable_files]
+    hidden_tracked = gitindex.tracked(project, unreadable_files, unreadable_dirs)
     pinned = dict.fromkeys(a for p in (*read_only, *guard, *guard_files, *hidden)
                            for a in _ancestors_below(p, roots))
     for path in pinned:
@@ -407,7 +411,18 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         toolchain_dir=toolchains.cache_dir(policy),
         create_roots=create,
         refused_roots=refused,
+        hidden_tracked=tuple(hidden_tracked),
     )
+
+
+def _not_allowed(policy: Policy, paths: tuple[str, ...]) -> tuple[str, ...]:
+    """The hidden paths, less those a `ReadFile` request would be allowed: an exception
+    written below a deny in the same file (`ReadFile(.env.example)` allow after
+    `ReadFile(*.env*)` deny) holds inside the sandbox as it does for the file tools."""
+    from swifty_sandbox.policy import Request, decide
+
+    return tuple(p for p in paths
+                 if decide(policy, Request.file(Tool.READ_FILE, p)).effect is not Effect.ALLOW)
 
 
 def _snapshot(protected: list[str], missing: list[str]) -> dict[str, tuple[

@@ -1,0 +1,107 @@
+"""Which hidden paths git tracks: read from the project's index, without running git.
+
+A file hidden inside the sandbox (behind /dev/null) is, to git, a character device in
+place of a tracked file: `git status` shows it modified, `git diff` and `git add`/
+`commit -a` stop with "unsupported file type" (git records nothing, so nothing is
+lost, but every diff fails). A hidden directory's tracked files cannot be read (git
+warns, diffs skip them). Both are said once per run, and by `audit`.
+
+The index holds each tracked path after its 16-bit flags (low 12 bits: the path's
+length, capped at 0xFFF) and ends it with a NUL (versions 2 and 3). A path is looked
+for with one `bytes.find` per hidden path — no parse of a 100,000-entry index on the
+hot path; version 4 (prefix-compressed paths) is parsed entry by entry.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from collections.abc import Iterable
+
+from swifty_sandbox.policy.loader import is_within
+from swifty_sandbox.policy.yamlnodes import read_regular
+
+from .gitfiles import gitdir_of
+
+_INDEX_LIMIT = 256 << 20
+_HEADER = struct.Struct(">4sII")
+_FIXED = 62  # ctime, mtime, dev, ino, mode, uid, gid, size (40) + SHA-1 (20) + flags (2)
+
+
+def _index(project: str) -> bytes | None:
+    directory = gitdir_of(os.path.join(project, ".git"))
+    if directory is None:
+        return None
+    try:
+        data = read_regular(os.path.join(directory, "index"), _INDEX_LIMIT)
+    except (OSError, ValueError):
+        return None
+    if data is None or len(data) < _HEADER.size or data[:4] != b"DIRC":
+        return None
+    return data
+
+
+def _found(data: bytes, name: bytes, prefix: bool) -> bool:
+    """Whether an entry's path is `name` (or, `prefix`, starts with `name`)."""
+    start = data.find(name, _HEADER.size)
+    while start >= 0:
+        length = int.from_bytes(data[start - 2:start], "big") & 0xFFF
+        end = start + length
+        if (length == len(name) or (prefix and length > len(name))) and \
+                end < len(data) and data[end] == 0:
+            return True
+        start = data.find(name, start + 1)
+    return False
+
+
+def _v4_paths(data: bytes) -> list[bytes]:
+    _, _, count = _HEADER.unpack_from(data)
+    paths: list[bytes] = []
+    offset, previous = _HEADER.size, b""
+    for _ in range(count):
+        flags = int.from_bytes(data[offset + 60:offset + 62], "big")
+        offset += _FIXED + (2 if flags & 0x4000 else 0)
+        byte = data[offset]  # git's offset varint: how much of the previous path goes
+        offset += 1
+        strip = byte & 0x7F
+        while byte & 0x80:
+            byte = data[offset]
+            offset += 1
+            strip = ((strip + 1) << 7) | (byte & 0x7F)
+        end = data.index(b"\0", offset)
+        previous = previous[:len(previous) - strip] + data[offset:end]
+        paths.append(previous)
+        offset = end + 1
+    return paths
+
+
+def tracked(project: str, files: Iterable[str], dirs: Iterable[str]) -> list[str]:
+    """The hidden `files` git tracks, and each hidden directory holding tracked files;
+    paths outside the project are not looked at."""
+    inside = [(p, False) for p in files if is_within(p, project) and p != project] + \
+        [(p, True) for p in dirs if is_within(p, project) and p != project]
+    if not inside:
+        return []
+    data = _index(project)
+    if data is None:
+        return []
+    out = []
+    version = _HEADER.unpack_from(data)[1]
+    paths = None
+    if version == 4:
+        try:
+            paths = set(_v4_paths(data))
+        except (IndexError, ValueError, struct.error):
+            return []  # a damaged index: git itself will say so
+    for path, is_dir in inside:
+        name = os.fsencode(os.path.relpath(path, project)) + (b"/" if is_dir else b"")
+        if paths is not None:
+            hit = any(p.startswith(name) for p in paths) if is_dir else name in paths
+        else:
+            hit = _found(data, name, is_dir)
+        if hit:
+            out.append(path)
+    return out
+
+
+__all__ = ["tracked"]
