@@ -927,16 +927,18 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "run.hidden_tracked_more": (", and {count} more", "，另有 {count} 个"),
     "audit.hidden-tracked": (
         "`{rule}` hides {path}, which git tracks: inside the sandbox git shows it changed "
-        "and `git diff`/`git commit -a` fail",
+        "and `git diff`/`git commit -a` fail. If it holds no secret, allow it below this "
+        "rule: `ReadFile({path})`, `effect: allow`",
         "`{rule}` 隐藏了被 git 跟踪的 {path}：在沙箱内 git 显示它已改变，且 `git diff`/"
-        "`git commit -a` 失败",
+        "`git commit -a` 失败。如果它不含机密，请在此规则之后放行它：`ReadFile({path})`，"
+        "`effect: allow`",
     ),
     "audit.hidden-tracked.hint": (
-        "If the file holds no secret (an example or template), add `ReadFile({path})` "
-        "with `effect: allow` below this rule in the same file; otherwise stop tracking it "
-        "(`git rm --cached {path}`).",
-        "如果该文件不含机密（示例或模板），请在同一文件中此规则之后添加 `ReadFile({path})`，"
-        "`effect: allow`；否则停止跟踪它（`git rm --cached {path}`）。",
+        "An example or template file: add a `ReadFile(...)` allow rule for it below the "
+        "deny in the same file (the last match in a file wins). A real secret: stop "
+        "tracking it (`git rm --cached FILE`).",
+        "示例或模板文件：在同一文件中该 deny 规则之后为它添加 `ReadFile(...)` allow 规则（文件中"
+        "最后匹配的规则生效）。真正的机密：停止跟踪它（`git rm --cached FILE`）。",
     ),
     "policy.effective.header": ("effective settings (what `run` gets now):",
                                 "当前生效的设置（`run` 现在得到的）："),

@@ -65,7 +65,7 @@ def test_audit_finds_a_hidden_tracked_file(project: Path, home: Path) -> None:
     result = CliRunner().invoke(main, ["audit", "--json", "--project", str(project)])
     found = [f for f in json.loads(result.stdout)["findings"] if f["id"] == "hidden-tracked"]
     assert [(f["file"], f["line"], f["level"]) for f in found] == [(str(rules), 3, "warning")]
-    assert ".env.example" in found[0]["message"] and "ReadFile(.env.example)" in found[0]["hint"]
+    assert "ReadFile(.env.example)" in found[0]["message"] and "allow" in found[0]["hint"]
     other = CliRunner().invoke(main, ["audit", "--json", "--project", str(project),
                                       str(home / "none.yaml")])
     assert "hidden-tracked" not in other.stdout  # only for the files audited
