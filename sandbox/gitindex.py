@@ -18,7 +18,7 @@ import os
 import struct
 from collections.abc import Iterable
 
-from swifty_sandbox.policy.loader import is_within
+from swifty_sandbox.policy.paths import is_within
 from swifty_sandbox.policy.yamlnodes import read_regular
 
 from .gitfiles import gitdir_of
