@@ -421,6 +421,9 @@ def _not_allowed(policy: Policy, paths: tuple[str, ...]) -> tuple[str, ...]:
     `ReadFile(*.env*)` deny) holds inside the sandbox as it does for the file tools."""
     from swifty_sandbox.policy import Request, decide
 
+    if not any(r.effect is Effect.ALLOW and r.applies_to(Tool.READ_FILE)
+               for layer in policy.layers for r in layer.rules):
+        return paths  # no exception anywhere: every hidden path stays (the usual case)
     return tuple(p for p in paths
                  if decide(policy, Request.file(Tool.READ_FILE, p)).effect is not Effect.ALLOW)
 
