@@ -8,18 +8,21 @@ warns, diffs skip them). Both are said once per run, and by `audit`.
 
 The index holds each tracked path after its 16-bit flags (low 12 bits: the path's
 length, capped at 0xFFF) and ends it with a NUL (versions 2 and 3). A path is looked
-for with one `bytes.find` per hidden path — no parse of a 100,000-entry index on the
-hot path; version 4 (prefix-compressed paths) is parsed entry by entry.
+for with one `find` per hidden path in the mapped file — no parse of a 100,000-entry
+index on the hot path (≈ 15 ms for its 10 MB on a busy 2-CPU machine, < 1 ms for a
+few thousand files, and only when a hidden path lies in the project); version 4
+(prefix-compressed paths) is parsed entry by entry.
 """
 
 from __future__ import annotations
 
+import mmap
 import os
+import stat
 import struct
 from collections.abc import Iterable
 
 from swifty_sandbox.policy.paths import is_within
-from swifty_sandbox.policy.yamlnodes import read_regular
 
 from .gitfiles import gitdir_of
 
@@ -28,20 +31,32 @@ _HEADER = struct.Struct(">4sII")
 _FIXED = 62  # ctime, mtime, dev, ino, mode, uid, gid, size (40) + SHA-1 (20) + flags (2)
 
 
-def _index(project: str) -> bytes | None:
+def _index(project: str) -> mmap.mmap | None:
+    """The index, mapped (not copied: 10 MB for 100,000 files); None when missing."""
     directory = gitdir_of(os.path.join(project, ".git"))
     if directory is None:
         return None
     try:
-        data = read_regular(os.path.join(directory, "index"), _INDEX_LIMIT)
+        fd = os.open(os.path.join(directory, "index"),
+                     os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
     except (OSError, ValueError):
         return None
-    if data is None or len(data) < _HEADER.size or data[:4] != b"DIRC":
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or not _HEADER.size <= info.st_size <= _INDEX_LIMIT:
+            return None
+        data = mmap.mmap(fd, 0, prot=mmap.PROT_READ)
+    except (OSError, ValueError):
+        return None
+    finally:
+        os.close(fd)
+    if data[:4] != b"DIRC":
+        data.close()
         return None
     return data
 
 
-def _found(data: bytes, name: bytes, prefix: bool) -> bool:
+def _found(data: mmap.mmap, name: bytes, prefix: bool) -> bool:
     """Whether an entry's path is `name` (or, `prefix`, starts with `name`)."""
     start = data.find(name, _HEADER.size)
     while start >= 0:
@@ -54,7 +69,7 @@ def _found(data: bytes, name: bytes, prefix: bool) -> bool:
     return False
 
 
-def _v4_paths(data: bytes) -> list[bytes]:
+def _v4_paths(data: mmap.mmap) -> list[bytes]:
     _, _, count = _HEADER.unpack_from(data)
     paths: list[bytes] = []
     offset, previous = _HEADER.size, b""
@@ -68,7 +83,9 @@ def _v4_paths(data: bytes) -> list[bytes]:
             byte = data[offset]
             offset += 1
             strip = ((strip + 1) << 7) | (byte & 0x7F)
-        end = data.index(b"\0", offset)
+        end = data.find(b"\0", offset)
+        if end < 0:
+            raise ValueError("index entry without an end")
         previous = previous[:len(previous) - strip] + data[offset:end]
         paths.append(previous)
         offset = end + 1
@@ -85,6 +102,13 @@ def tracked(project: str, files: Iterable[str], dirs: Iterable[str]) -> list[str
     data = _index(project)
     if data is None:
         return []
+    try:
+        return _tracked(project, data, inside)
+    finally:
+        data.close()
+
+
+def _tracked(project: str, data: mmap.mmap, inside: list[tuple[str, bool]]) -> list[str]:
     out = []
     version = _HEADER.unpack_from(data)[1]
     paths = None
