@@ -258,3 +258,16 @@ def test_a_link_at_the_cache_path_refuses_the_run(confined: Runner, project: Pat
     result = Sandbox(project, home=home).run(["bash", "-c", "true"])
     assert result.exit_code == EXIT_SETUP and str(cache) in result.stderr, result
     assert list(elsewhere.iterdir()) == []
+
+
+def test_without_a_cache_directory_the_command_runs_and_says_so(
+        confined: Runner, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cache directory that cannot be made (here a file where its parent goes) is no
+    reason to refuse the command: it runs without caches, and stderr says why."""
+    monkeypatch.delenv("CARGO_HOME", raising=False)
+    parent = home / ".cache" / "swifty-sandbox" / "toolchains"
+    parent.parent.mkdir(parents=True, exist_ok=True)
+    parent.write_text("not a directory\n")
+    result = ok(confined("echo \"cargo=${CARGO_HOME:-unset}\""))
+    assert result.stdout.strip() == "cargo=unset", result
+    assert "cannot create the project's toolchain cache" in result.stderr
