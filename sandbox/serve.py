@@ -216,23 +216,30 @@ class Server:
 
     def ask(self, id_: object, request: Request, decision: Decision) -> Answer:
         key = _key(id_)
-        self.send({"id": id_, "type": "permission_request", "request": request.describe(),
-                   "decision": decision.as_json()})
+        slot: list[dict[str, object]] = []
         with self.state:
             held = self.held.get(key)
-            if held:
-                response = held.popleft()
-            else:
-                slot: list[dict[str, object]] = []
+            early = held.popleft() if held else None
+            if early is None:
+                # Waiting before the question leaves: an answer for another id that
+                # crosses it must already name this one as waiting.
                 self.asking[key] = slot
-                try:
+        try:
+            self.send({"id": id_, "type": "permission_request",
+                       "request": request.describe(), "decision": decision.as_json()})
+            if early is not None:
+                response = early
+            else:
+                with self.state:
                     while not slot and not self.closed:
                         self.state.wait()
-                finally:
-                    del self.asking[key]
                 if not slot:
                     return Answer.NO  # the agent went away: nobody said yes
                 response = slot[0]
+        finally:
+            if early is None:
+                with self.state:
+                    del self.asking[key]
         try:
             return permission_answer(response)
         except ProtocolError as e:
