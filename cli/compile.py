@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 import sys
 from pathlib import Path
 
@@ -10,44 +9,35 @@ import click
 
 from swifty_sandbox.policy import Mode
 from swifty_sandbox.sandbox import Sandbox
+from swifty_sandbox.sandbox.backend import TARGETS, backend_for_target
 
 from .common import echo_json, json_option, mode_option, project_option, reports_errors
 
-TARGETS = ["bwrap", "seccomp-bpf", "seccomp-pfc"]
-
 
 @click.command(name="compile")
-@click.option("--target", type=click.Choice(TARGETS), required=True)
+@click.option("--target", type=click.Choice(list(TARGETS)), required=True)
 @project_option
 @mode_option
 @json_option
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @reports_errors
 def compile_command(target: str, project: Path | None, mode: str | None,
-                    as_json: bool) -> None:
-    """Print the sandbox the policy compiles to: the bwrap argv (for a placeholder
-    command), or the seccomp filter as BPF bytes or readable PFC text. With --json:
-    `{"target", "argv"}`, `{"target", "pfc"}` or `{"target", "bpf_base64"}`."""
+                    as_json: bool, command: tuple[str, ...]) -> None:
+    """Print the sandbox the policy compiles to, for any platform: the bwrap argv (for
+    COMMAND after `--`, else a placeholder), the seccomp filter as BPF bytes or
+    readable PFC text, or the seatbelt profile (its parameter values on stderr). With
+    --json:
+    `{"target", "argv"}`, `{"target", "pfc"}`, `{"target", "bpf_base64"}` or
+    `{"target", "profile", "params", "argv"}`."""
     box = Sandbox(project, mode=Mode(mode) if mode else None)
-    spec = box.spec()
-    if target == "bwrap":
-        from swifty_sandbox.sandbox.linux.bwrap import bwrap_argv
-
-        argv = bwrap_argv(spec, ["CMD", "ARG..."], seccomp_fd=3)
-        if as_json:
-            echo_json({"target": target, "argv": argv})
-        else:
-            click.echo(shlex.join(argv))
-        return
-    from swifty_sandbox.sandbox.linux.seccomp import export
-
-    data = export(spec.seccomp, pfc=target == "seccomp-pfc")
+    rendered = backend_for_target(target).render(target, box.spec(),
+                                                 list(command) or ["CMD", "ARG..."])
     if as_json:
-        import base64
-
-        key, value = ("pfc", data.decode()) if target == "seccomp-pfc" else (
-            "bpf_base64", base64.b64encode(data).decode())
-        echo_json({"target": target, key: value})
-    elif target == "seccomp-bpf":
-        sys.stdout.buffer.write(data)
+        echo_json(dict(rendered.json))
+        return
+    if isinstance(rendered.stdout, bytes):
+        sys.stdout.buffer.write(rendered.stdout)
     else:
-        click.echo(data.decode())
+        click.echo(rendered.stdout)
+    if rendered.stderr:
+        click.echo(rendered.stderr, err=True, nl=False)

@@ -14,7 +14,8 @@ from .common import echo_json, json_option, reports_errors
 @json_option
 @reports_errors
 def doctor(as_json: bool) -> None:
-    """Check bubblewrap, namespaces and seccomp; exit 0 when `run` can confine."""
+    """Check this platform's sandbox (bubblewrap, namespaces and seccomp on Linux;
+    sandbox-exec on macOS); exit 0 when `run` can confine."""
     from pathlib import Path
 
     from swifty_sandbox.policy.files import PolicyFiles

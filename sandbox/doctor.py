@@ -3,9 +3,7 @@ here (pure), printed by `swifty-sandbox doctor`."""
 
 from __future__ import annotations
 
-import os
 import platform
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,44 +45,23 @@ def userns_fix(apparmor_restricted: str | None, max_userns: str | None,
 
 
 def diagnose(configured_bwrap: str | None = None) -> Report:
-    linux = sys.platform.startswith("linux")
-    checks = [Check("platform", linux,
-                    f"{platform.system()} {platform.release()} ({platform.machine()})",
-                    "" if linux else t("doctor.fix.platform"))]
-    if not linux:
-        return Report(tuple(checks))
-    from .linux.seccomp import SeccompUnavailable, export
-    from .probe import bwrap_version, find_bwrap, read_sysctl, try_namespaces
+    """The platform line, then this platform's backend's own checks."""
+    from .backend import backend_for
+    from .spec import SetupError
 
-    root = os.getuid() == 0
-    checks.append(Check("user", True, t("doctor.user_root" if root else "doctor.user",
-                                        uid=os.getuid())))
-    bwrap = find_bwrap(configured_bwrap)
-    if bwrap is None:
-        checks.append(Check("bubblewrap", False, t("doctor.not_found"), t("doctor.fix.bwrap")))
-    else:
-        checks.append(Check("bubblewrap", True,
-                            f"{bwrap.path} ({bwrap.origin}, {bwrap_version(bwrap)})"))
-        works, error = try_namespaces(bwrap)
-        checks.append(Check(
-            "namespaces", works, t("doctor.namespaces_ok") if works else error,
-            "" if works else userns_fix(
-                read_sysctl("kernel.apparmor_restrict_unprivileged_userns"),
-                read_sysctl("user.max_user_namespaces"),
-                read_sysctl("kernel.unprivileged_userns_clone"))))
-    checks.append(_self_protection(configured_bwrap))
     try:
-        from swifty_sandbox.policy.profile import load_profile
-
-        size = len(export(load_profile("default", Path.cwd()).seccomp))
-        checks.append(Check("seccomp", True, t("doctor.seccomp_ok", size=size)))
-    except (SeccompUnavailable, OSError) as e:
-        checks.append(Check("seccomp", False, str(e), t("doctor.fix.seccomp")))
-    checks.append(_caps(root))
+        backend = backend_for()
+    except SetupError:
+        backend = None
+    checks = [Check("platform", backend is not None,
+                    f"{platform.system()} {platform.release()} ({platform.machine()})",
+                    "" if backend is not None else t("doctor.fix.platform"))]
+    if backend is not None:
+        checks += backend.probe(configured_bwrap)
     return Report(tuple(checks))
 
 
-def _self_protection(configured_bwrap: str | None) -> Check:
+def self_protection(configured_bwrap: str | None) -> Check:
     """Whether what `run` executes (its Python, its code, bwrap) lies in the project of
     the current directory, where commands may write: then it is mounted read-only."""
     from swifty_sandbox.policy import find_project
@@ -98,29 +75,3 @@ def _self_protection(configured_bwrap: str | None) -> Check:
         return Check("self-protection", True, t("doctor.trusted_outside"))
     return Check("self-protection", True, t("doctor.trusted_inside", paths=", ".join(inside)),
                  t("doctor.fix.trusted_inside"))
-
-
-def _caps(root: bool) -> Check:
-    """How the default caps on processes and memory are enforced here (a missing
-    process cap does not stop `run`: it is reported, not failed)."""
-    from swifty_sandbox.policy.limits import (
-        default_max_memory,
-        default_max_processes,
-        describe_memory,
-    )
-
-    from .linux import cgroups
-    from .linux.caps import prlimit_path
-
-    memory = describe_memory(default_max_memory())
-    held = [c for c in ("pids", "memory") if c in cgroups.places()]
-    if "pids" in held:
-        how = t("word.by_cgroup", where=cgroups.describe(held))
-    elif not root and prlimit_path() is not None:
-        how = t("word.by_rlimit")
-    else:
-        why = t("limits.root_nproc") if root else t("limits.no_prlimit")
-        return Check("caps", True, t("doctor.caps_none", memory=memory, why=why),
-                     t("doctor.fix.caps"))
-    return Check("caps", True, t("doctor.caps", processes=default_max_processes(),
-                                 memory=memory, how=how))

@@ -1,7 +1,11 @@
 """The policy compiler: `Policy + mode → SandboxSpec`, platform neutral.
 
-The spec lists concrete, existing paths (globs are expanded here, once), so each backend
-(bwrap argv, SBPL, OCI) is a pure translation of it.
+The spec lists concrete, existing paths (globs are expanded here, once), and keeps the
+glob patterns they came from, so each backend (bwrap argv, SBPL, OCI) is a pure
+translation of it: one that can express a glob (seatbelt's regex) also covers files
+created during the run. Its fields say what must hold (read-only, hidden, not
+creatable, not movable); how is the backend's business (`linux/`: bind mounts, tmpfs,
+/dev/null, descriptors; `macos/`: SBPL rules).
 
 Every path that becomes a mount is resolved here and checked: a mount made through a
 symlink follows it, so a repository that plants `evil -> ~` could turn "keep
@@ -82,8 +86,8 @@ class SandboxSpec:
     read_roots: tuple[str, ...] | None  # None: the whole file system is readable
     writable: tuple[str, ...]  # existing directories, bound read-write
     private_dirs: tuple[str, ...]  # replaced by an empty private tmpfs (strict's /tmp)
-    pinned: tuple[str, ...]  # ancestors of read-only and hidden paths: bound onto
-    #                          themselves so they cannot be renamed or removed (EBUSY)
+    pinned: tuple[str, ...]  # ancestors of read-only and hidden paths: must not be
+    #                          renamed or removed (Linux binds each onto itself: EBUSY)
     read_only: tuple[str, ...]  # existing paths inside writable roots kept read-only
     guard_dirs: tuple[str, ...]  # missing protected directories: empty and read-only
     #                              (bwrap makes the mount point; removed after the run)
@@ -120,6 +124,11 @@ class SandboxSpec:
     # Hidden paths git tracks (sandbox/gitindex.py): git inside sees a change it cannot
     # diff or commit, so each run says so.
     hidden_tracked: tuple[str, ...] = ()
+    # The anchored globs (`PathPattern.anchored`) behind `unreadable_*` and `read_only`,
+    # also for paths that do not exist yet; basename globs apply below `pattern_roots`.
+    hidden_patterns: tuple[str, ...] = ()
+    protected_patterns: tuple[str, ...] = ()
+    pattern_roots: tuple[str, ...] = ()
 
 
 def _inside_any(path: str, roots: tuple[str, ...]) -> bool:
@@ -412,6 +421,10 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         create_roots=create,
         refused_roots=refused,
         hidden_tracked=tuple(hidden_tracked),
+        hidden_patterns=tuple(dict.fromkeys(p.anchored for p in secrets)),
+        protected_patterns=tuple(dict.fromkeys(
+            p.anchored for p in (*policy.protected, *write_patterns))),
+        pattern_roots=tuple(dict.fromkeys((project, *searched))),
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -22,6 +23,16 @@ RuleList = list[tuple[str, str]]
 # pytest's tmp_path (in /tmp) would make every "outside" path inside. Test homes live
 # under the real user's cache directory instead (read before any test changes HOME).
 OUTSIDE_TEMP_BASE = Path(os.path.expanduser("~")) / ".cache" / "swifty-sandbox-tests"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """On macOS the suites run through the seatbelt backend; what tests Linux
+    mechanics (`@pytest.mark.linux`) is skipped there."""
+    if not sys.platform.startswith("linux"):
+        skip = pytest.mark.skip(reason="tests a Linux mechanism")
+        for item in items:
+            if item.get_closest_marker("linux"):
+                item.add_marker(skip)
 
 
 @pytest.fixture(autouse=True)

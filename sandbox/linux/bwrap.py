@@ -30,7 +30,7 @@ def bwrap_argv(spec: SandboxSpec, command: Sequence[str], *, bwrap: str = "bwrap
                seccomp_fd: int | None = None, status_fd: int | None = None,
                dir_fds: Mapping[str, int] | None = None) -> list[str]:
     """`dir_fds`: by mount destination, descriptors of the read-write mount sources,
-    opened without following any symlink (`launch.open_dirs`; bwrap closes each after
+    opened without following any symlink (`backend.open_dirs`; bwrap closes each after
     use, so one per mount); with them bwrap binds what was checked, even if a
     concurrent command swapped a directory for a link since."""
     fds = dir_fds or {}

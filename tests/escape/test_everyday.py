@@ -51,6 +51,7 @@ def test_compile_and_run_c(confined: Runner, project: Path) -> None:
     assert ok(confined("cc -O2 -o hello hello.c && ./hello")).stdout == "compiled\n"
 
 
+@pytest.mark.linux  # macOS: no private loopback, so no network at all
 def test_test_server_on_loopback_inside(confined: Runner) -> None:
     code = (
         "import http.server, threading, urllib.request\n"
@@ -62,6 +63,7 @@ def test_test_server_on_loopback_inside(confined: Runner) -> None:
     assert ok(confined([sys.executable, "-c", code])).stdout.strip() == "200"
 
 
+@pytest.mark.linux  # macOS: the temp directory is $TMPDIR, not /tmp
 def test_tmp_round_trip_between_commands(confined: Runner, project: Path,
                                          home: Path) -> None:
     """/tmp is the project's own temp directory: what one command leaves there the
@@ -77,6 +79,16 @@ def test_tmp_round_trip_between_commands(confined: Runner, project: Path,
     assert ok(confined(f"cat /tmp/{name}")).stdout == "from-host\n"
     python = ok(confined([sys.executable, "-c", "import tempfile; print(tempfile.gettempdir())"]))
     assert python.stdout.strip() == "/tmp"
+
+
+def test_temp_dir_round_trip_between_commands(confined: Runner) -> None:
+    """Every platform: what one command leaves in its temp directory ($TMPDIR, else
+    /tmp) the next one finds, and Python's tempfile writes there."""
+    name = f"swifty-{uuid.uuid4().hex}"
+    ok(confined(f'echo kept > "${{TMPDIR:-/tmp}}/{name}"'))
+    assert ok(confined(f'cat "${{TMPDIR:-/tmp}}/{name}"')).stdout == "kept\n"
+    code = "import tempfile\nwith tempfile.NamedTemporaryFile() as f: f.write(b'x'); print('ok')"
+    assert ok(confined([sys.executable, "-c", code])).stdout == "ok\n"
 
 
 def test_python_multiprocessing(confined: Runner, project: Path) -> None:
@@ -95,6 +107,7 @@ def test_python_multiprocessing(confined: Runner, project: Path) -> None:
     assert out[:4] == ["fork 285", "spawn 285", "queued", "locked"]
 
 
+@pytest.mark.linux  # the error text is Linux's
 def test_plan_mode_makes_the_project_read_only(project: Path, home: Path) -> None:
     box = Sandbox(project, home=home, mode="plan")
     result = box.run(["bash", "-c", "ls > listing.txt; cat .git/HEAD; echo read-ok"])
@@ -103,6 +116,7 @@ def test_plan_mode_makes_the_project_read_only(project: Path, home: Path) -> Non
     assert "Read-only file system" in result.stderr
 
 
+@pytest.mark.linux  # a private /tmp
 def test_strict_profile_private_tmp_and_limited_reads(project: Path, home: Path) -> None:
     (home / ".swifty").mkdir()
     (home / ".swifty" / "config.yaml").write_text("sandbox: {profile: strict}\n")
@@ -123,6 +137,7 @@ def test_argv_with_shell_metacharacters_is_data(confined: Runner, project: Path)
     assert not (project / "pwned").exists()
 
 
+@pytest.mark.linux  # a project's own /tmp
 @pytest.mark.parametrize("profile", ["default", "strict"])
 def test_plan_mode_on_a_project_in_tmp_is_read_only(home: Path, profile: str) -> None:
     import tempfile
@@ -199,6 +214,7 @@ def test_git_sparse_checkout_commit(confined: Runner, committed_repo: Path) -> N
     assert not (committed_repo / "docs").exists()
 
 
+@pytest.mark.linux  # a private /tmp
 def test_tmp_without_a_writable_cache_is_private(confined: Runner, home: Path) -> None:
     """No project temp directory can be made (here `~/.cache` is a file): the command
     still runs, as confined, with an empty /tmp of its own, and is told so."""

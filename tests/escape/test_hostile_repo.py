@@ -20,6 +20,8 @@ from swifty_sandbox import Sandbox
 from swifty_sandbox.sandbox import EXIT_SETUP, RunResult, SetupError
 from swifty_sandbox.sandbox.linux.bwrap import bwrap_argv
 
+pytestmark = pytest.mark.linux  # namespaces, seccomp, cgroups, bwrap mounts
+
 Attack = Callable[..., RunResult]
 
 

@@ -19,6 +19,8 @@ from swifty_sandbox.policy.limits import default_max_memory, default_max_process
 from swifty_sandbox.sandbox import RunResult
 from swifty_sandbox.sandbox.linux import cgroups
 
+pytestmark = pytest.mark.linux  # namespaces, seccomp, cgroups, bwrap mounts
+
 Runner = Callable[..., RunResult]
 ATTEMPTS = 2000  # far above the default cap on small machines, bounded everywhere
 

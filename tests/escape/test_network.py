@@ -105,6 +105,7 @@ def test_host_unix_socket_by_path(attack: Attack, listen: Callable[..., Listener
            server.reset)
 
 
+@pytest.mark.linux  # abstract sockets are Linux's
 def test_host_abstract_unix_socket(attack: Attack, listen: Callable[..., Listener]) -> None:
     name = "\0swifty-test-" + uuid.uuid4().hex
     server = listen(socket.AF_UNIX, socket.SOCK_STREAM, name)
@@ -112,6 +113,7 @@ def test_host_abstract_unix_socket(attack: Attack, listen: Callable[..., Listene
            server.reset)
 
 
+@pytest.mark.linux  # Linux socket families (seccomp)
 def test_exotic_socket_families_fail(confined: Callable[..., RunResult]) -> None:
     code = ("import socket,errno\nfor f in (17, 40, 31, 1):\n"
             "  try: socket.socket(f, socket.SOCK_RAW if f==17 else socket.SOCK_STREAM); "
@@ -133,6 +135,7 @@ def _settled(listener: Listener) -> bool:
     return listener.got()
 
 
+@pytest.mark.linux  # seccomp's socketpair rules
 def test_socketpair_still_works(confined: Callable[..., RunResult]) -> None:
     code = "import socket; a,b=socket.socketpair(); a.send(b'hi'); print(b.recv(2).decode())"
     assert confined([sys.executable, "-c", code]).stdout.strip() == "hi"
@@ -147,6 +150,7 @@ DATAGRAM_PAIRS = ["socket.SOCK_DGRAM", "socket.SOCK_RAW",
                   "socket.SOCK_DGRAM | socket.SOCK_NONBLOCK | socket.SOCK_CLOEXEC"]
 
 
+@pytest.mark.linux  # seccomp's socketpair rules
 @pytest.mark.parametrize("kind", DATAGRAM_PAIRS)
 def test_datagram_socketpair_to_host_socket(attack: Attack, listen: Callable[..., Listener],
                                             home: Path, kind: str) -> None:
@@ -158,6 +162,7 @@ def test_datagram_socketpair_to_host_socket(attack: Attack, listen: Callable[...
     assert "PermissionError" in result.stderr, result
 
 
+@pytest.mark.linux  # seccomp's socketpair rules
 @pytest.mark.parametrize("kind", DATAGRAM_PAIRS[:2])
 def test_datagram_socketpair_cannot_be_bound(attack: Attack, project: Path,
                                              kind: str) -> None:
@@ -169,6 +174,7 @@ def test_datagram_socketpair_cannot_be_bound(attack: Attack, project: Path,
     attack([sys.executable, "-c", code], target.exists, target.unlink)
 
 
+@pytest.mark.linux  # seccomp's socketpair rules
 @pytest.mark.parametrize("kind", ["SOCK_STREAM", "SOCK_SEQPACKET"])
 def test_stream_socketpairs_stay_usable(confined: Callable[..., RunResult],
                                         kind: str) -> None:

@@ -18,6 +18,8 @@ import pytest
 
 from swifty_sandbox.sandbox import RunResult
 
+pytestmark = pytest.mark.linux  # namespaces, seccomp, cgroups, bwrap mounts
+
 Attack = Callable[..., RunResult]
 Runner = Callable[..., RunResult]
 

@@ -156,6 +156,7 @@ def kerberos_ticket() -> Iterator[Path]:
     path.unlink()
 
 
+@pytest.mark.linux  # Linux keeps ticket caches in /tmp
 def test_kerberos_ticket_cache_in_tmp(secret_attack: Callable[[str], RunResult],
                                       kerberos_ticket: Path, project: Path,
                                       home: Path) -> None:
@@ -165,6 +166,7 @@ def test_kerberos_ticket_cache_in_tmp(secret_attack: Callable[[str], RunResult],
     assert decision.effect.value == "deny"
 
 
+@pytest.mark.linux  # /etc/shadow
 @pytest.mark.parametrize("path", ["/etc/shadow", "/etc/gshadow"])
 def test_password_hashes(confined: Runner, unconfined: Runner, path: str) -> None:
     if not os.path.exists(path):
@@ -190,6 +192,7 @@ def home_outside_root() -> Iterator[Path]:
     shutil.rmtree(base)
 
 
+@pytest.mark.linux  # root's home is /root
 @pytest.mark.skipif(os.getuid() != 0, reason="root's home is unreadable to other users")
 def test_root_home_secrets_hidden_from_root(home_outside_root: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
@@ -217,6 +220,7 @@ def test_root_home_secrets_hidden_from_root(home_outside_root: Path,
         planted.unlink()
 
 
+@pytest.mark.linux  # root's home is /root
 @pytest.mark.skipif(os.getuid() != 0, reason="only root can keep a project under /root")
 def test_project_under_root_home_stays_usable(project: Path, home: Path) -> None:
     """A project under root's home stays usable when root runs with a HOME elsewhere

@@ -1,0 +1,1 @@
+"""macOS: seatbelt (`sandbox-exec`)."""
