@@ -975,6 +975,15 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "write-denied path ({pattern})",
         "它不存在，而创建它会产生受保护、隐藏或禁止写入的路径（{pattern}）",
     ),
+    # -- tidy: a command that could not be started (exit 127 / 126, as shells report) --
+    "run.not_found": (
+        "swifty-sandbox: {program}: command not found",
+        "swifty-sandbox：{program}：找不到命令",
+    ),
+    "run.not_executable": (
+        "swifty-sandbox: {program}: cannot execute: {error}",
+        "swifty-sandbox：{program}：无法执行：{error}",
+    ),
 }
 
 _ENGLISH, _CHINESE = 0, 1

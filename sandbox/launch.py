@@ -16,6 +16,7 @@ from typing import IO
 from swifty_sandbox.policy.messages import t
 
 from .aftercare import after_run, open_dir
+from .execfail import confined_failure, unconfined_failure
 from .executor import DEVNULL, Completed, execute
 from .spec import (
     EXIT_SETUP,
@@ -133,7 +134,7 @@ def run_confined(spec: SandboxSpec, command: Sequence[str], *,
         if "Unknown option --bind-fd" in error:
             raise SetupError(t("setup.bwrap_too_old", bwrap=bwrap.path))
         raise SetupError(t("setup.bwrap_failed", error=error))
-    return result
+    return confined_failure(result, command, caps.prefix, cwd=spec.cwd, path=env.get("PATH"))
 
 
 def _toolchain_dir(spec: SandboxSpec, notes: str) -> tuple[SandboxSpec, str]:
@@ -191,5 +192,12 @@ def run_unconfined(command: Sequence[str], *, cwd: str, limits: Limits,
                    capture: bool = True, stdin: int | IO[bytes] | None = DEVNULL
                    ) -> Completed:
     """The user's explicit `--sandbox off`: the command runs as it is."""
-    return execute(command, cwd=cwd, timeout=limits.timeout, capture=capture,
-                   output_bytes=limits.output_bytes, stdin=stdin, preexec=_rlimits(limits))
+    try:
+        return execute(command, cwd=cwd, timeout=limits.timeout, capture=capture,
+                       output_bytes=limits.output_bytes, stdin=stdin,
+                       preexec=_rlimits(limits))
+    except OSError as e:  # not found, not executable: 127 / 126, as shells say
+        failed = unconfined_failure(e, command, cwd=cwd, path=os.environ.get("PATH"))
+        if failed is None:
+            raise
+        return failed
