@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .commands import INTERPRETERS
 from .errors import PolicyFileError
 from .files import CONFIG_FILE, PolicyFiles
 from .messages import t
@@ -40,9 +41,8 @@ FINDINGS: dict[str, str] = {
 _NETWORK = frozenset({"curl", "wget", "nc", "ncat", "netcat", "ssh", "scp", "sftp", "rsync",
                       "ftp", "telnet", "socat", "aria2c", "http", "xh"})
 _PRIVILEGE = frozenset({"sudo", "doas", "su", "pkexec", "runuser"})
-_INTERPRETERS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "fish", "eval", "exec", "env",
-                           "xargs", "python", "python3", "python2", "perl", "ruby", "node",
-                           "php", "lua", "deno", "bun", "npx", "source", "."})
+# Interpreters, and what runs any program or text given to it.
+_RUNS_ANYTHING = frozenset({*INTERPRETERS, "eval", "exec", "env", "xargs", "npx", "source", "."})
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,7 +263,7 @@ def _risks(rule: Rule, scope: Scope, project: Path, samples: tuple[str, ...]
         wide = "*" in rule.bash.text
         why = (t("audit.why.network") if program in _NETWORK else
                t("audit.why.privilege") if program in _PRIVILEGE else
-               t("audit.why.interpreter") if program in _INTERPRETERS and (
+               t("audit.why.interpreter") if program in _RUNS_ANYTHING and (
                    wide or "-c" in words) else
                t("audit.why.runs_code", program=program) if wide and _runs_code(words)
                else None)
