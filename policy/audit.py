@@ -1,7 +1,8 @@
 """`audit`: what is wrong, dead or dangerous in rule and config files (SPEC §6).
 
 Every finding has a stable id (the SARIF rule id), a level, a position, a message and a
-fix hint, all from the message table. Pure: reads the files it is given, nothing else.
+fix hint, all from the message table. Reads the files it is given, and the user's own
+config to judge a committed one as the loader does; spawns nothing.
 """
 
 from __future__ import annotations
