@@ -229,10 +229,11 @@ def _dead_rules(rules: tuple[Rule, ...]) -> list[Finding]:
 
 def _protected_samples(project: Path, home: Path) -> tuple[str, ...]:
     """Paths every protected-path list covers: an allow matching one lifts nothing."""
+    files = PolicyFiles(project, home)
     return tuple(str(p) for p in (
-        project / ".swifty" / "permissions.yaml", project / ".swifty" / "config.yaml",
+        files.rules(Scope.PROJECT), files.config(Scope.PROJECT),
         project / ".git" / "hooks" / "pre-commit", project / ".git" / "config",
-        home / ".bashrc", home / ".swifty" / "permissions.yaml"))
+        home / ".bashrc", files.rules(Scope.USER)))
 
 
 def _runs_code(words: list[str]) -> bool:

@@ -53,9 +53,14 @@ def test_words_known_only_at_run_time_are_marked() -> None:
     assert [w.value for w in words] == ["cp", None, "~/b", None]
 
 
-def test_redirect_targets_are_seen(box_for: object) -> None:
-    analysis = analyse(Request.bash("make > build.log 2>&1; echo x >> .swifty/config.yaml"))
-    assert analysis.written_paths() == ["build.log", ".swifty/config.yaml"]
+def test_redirect_targets_are_seen() -> None:
+    from swifty_sandbox.policy.programs import builtin_table
+    from swifty_sandbox.policy.writes import written_paths
+
+    analysis = analyse(Request.bash("make > build.log 2>&1; echo x >> .swifty/config.yaml "
+                                    "2> /dev/null; cat x >&2 > -"))
+    assert written_paths(analysis, builtin_table(), "/p", "/h") == [
+        "/p/build.log", "/p/.swifty/config.yaml"]
 
 
 def test_protected_redirect_is_denied(box_for: object) -> None:
