@@ -13,10 +13,10 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO
 
+from swifty_sandbox.policy.errors import ExitCode
 from swifty_sandbox.policy.messages import t
 
 from .aftercare import after_run, open_dir
-from .execfail import confined_failure, unconfined_failure
 from .executor import DEVNULL, Completed, execute
 from .spec import (
     EXIT_SETUP,
@@ -134,7 +134,12 @@ def run_confined(spec: SandboxSpec, command: Sequence[str], *,
         if "Unknown option --bind-fd" in error:
             raise SetupError(t("setup.bwrap_too_old", bwrap=bwrap.path))
         raise SetupError(t("setup.bwrap_failed", error=error))
-    return confined_failure(result, command, caps.prefix, cwd=spec.cwd, path=env.get("PATH"))
+    if result.exit_code in (1, ExitCode.NOT_EXECUTABLE, ExitCode.NOT_FOUND):
+        from .execfail import confined_failure  # maybe an exec that failed: see there
+
+        result = confined_failure(result, command, caps.prefix, cwd=spec.cwd,
+                                  path=env.get("PATH"))
+    return result
 
 
 def _toolchain_dir(spec: SandboxSpec, notes: str) -> tuple[SandboxSpec, str]:
@@ -197,6 +202,8 @@ def run_unconfined(command: Sequence[str], *, cwd: str, limits: Limits,
                        output_bytes=limits.output_bytes, stdin=stdin,
                        preexec=_rlimits(limits))
     except OSError as e:  # not found, not executable: 127 / 126, as shells say
+        from .execfail import unconfined_failure
+
         failed = unconfined_failure(e, command, cwd=cwd, path=os.environ.get("PATH"))
         if failed is None:
             raise
