@@ -18,7 +18,7 @@ SWIFTY = Path(sys.executable).with_name("swifty-sandbox")
 def swifty(*args: str, cwd: Path | None = None, stdout: object = subprocess.PIPE,
            env: dict[str, str] | None = None) -> tuple[int, str]:
     done = subprocess.run([str(SWIFTY), *args], cwd=cwd, stdout=stdout,  # type: ignore[call-overload]
-                          stderr=subprocess.PIPE, timeout=30, check=False,
+                          stderr=subprocess.PIPE, timeout=120, check=False,
                           env={**os.environ, **(env or {})})
     return done.returncode, done.stderr.decode()
 
@@ -100,7 +100,7 @@ STARTS = {"prlimit": (), "bwrap": UNCAPPED,
 
 def run_json(project: Path, *args: str) -> tuple[int, dict[str, Any], str]:
     done = subprocess.run([str(SWIFTY), "run", "--project", str(project), "--json", *args],
-                          capture_output=True, timeout=60, check=False, cwd=project)
+                          capture_output=True, timeout=180, check=False, cwd=project)
     err = done.stderr.decode()
     assert "Traceback" not in err, err
     data: dict[str, Any] = json.loads(done.stdout)
@@ -145,7 +145,7 @@ def test_run_keeps_a_commands_own_1_126_and_127(project: Path, start: str) -> No
 @pytest.mark.bwrap
 def test_run_not_found_in_a_terminal_says_so_too(project: Path) -> None:
     done = subprocess.run([str(SWIFTY), "run", "--project", str(project), *UNCAPPED, "--",
-                           "no-such-program-x"], capture_output=True, timeout=60, check=False)
+                           "no-such-program-x"], capture_output=True, timeout=180, check=False)
     err = done.stderr.decode()
     assert done.returncode == 127 and "no-such-program-x: command not found" in err, err
 
@@ -177,5 +177,5 @@ def test_run_options_end_at_the_program(project: Path) -> None:
     """The documented forms: `run -- cmd --flag` and `run cmd --flag`."""
     for args in (("--", "echo", "--json", "-x"), ("echo", "--json", "-x")):
         done = subprocess.run([str(SWIFTY), "run", "--project", str(project), *args],
-                              capture_output=True, timeout=60, check=False)
+                              capture_output=True, timeout=180, check=False)
         assert (done.returncode, done.stdout) == (0, b"--json -x\n"), done.stderr
