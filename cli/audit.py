@@ -20,6 +20,7 @@ from swifty_sandbox.policy.audit import (
     finding,
     shadowing,
 )
+from swifty_sandbox.policy.errors import ExitCode
 from swifty_sandbox.policy.limits import describe_memory
 from swifty_sandbox.policy.messages import t
 from swifty_sandbox.sandbox import Sandbox
@@ -63,7 +64,7 @@ def audit_command(fmt: str, as_json: bool, strict: bool, project: Path | None,
                      notes=counts["note"], count=len(files)) if findings
                    else t("audit.clean", count=len(files)), err=True)
     failing = {ERROR, WARNING} if strict else {ERROR}
-    raise SystemExit(1 if any(f.level in failing for f in findings) else 0)
+    raise SystemExit(ExitCode.DENY if any(f.level in failing for f in findings) else ExitCode.OK)
 
 
 def hidden_tracked_findings(root: Path, files: list[Path]) -> list[Finding]:

@@ -8,6 +8,7 @@ from typing import IO
 import click
 
 from swifty_sandbox.policy import Decision, Effect, Request, Tool, UsageError
+from swifty_sandbox.policy.errors import ExitCode
 from swifty_sandbox.policy.messages import t
 from swifty_sandbox.sandbox import Sandbox
 from swifty_sandbox.sandbox.api import request_from_json
@@ -15,7 +16,6 @@ from swifty_sandbox.sandbox.jsonlines import read_json_lines
 
 from .common import (
     TOOL_NAMES,
-    CheckExit,
     echo_json,
     json_option,
     mode_option,
@@ -25,8 +25,8 @@ from .common import (
     warn,
 )
 
-EXIT_FOR = {Effect.ALLOW: CheckExit.ALLOW, Effect.DENY: CheckExit.DENY,
-            Effect.ASK: CheckExit.ASK}
+EXIT_FOR = {Effect.ALLOW: ExitCode.OK, Effect.DENY: ExitCode.DENY,
+            Effect.ASK: ExitCode.ASK}
 
 
 def _print(decision: Decision, as_json: bool) -> None:
@@ -36,11 +36,11 @@ def _print(decision: Decision, as_json: bool) -> None:
     click.echo(f"{decision.effect.value} [{decision.layer.value}] {decision.reason}")
 
 
-def _run_batch(box: Sandbox, batch: IO[bytes]) -> CheckExit:
+def _run_batch(box: Sandbox, batch: IO[bytes]) -> ExitCode:
     """One object per request line; a line that is not a request gets an error object
     (and makes the exit code 2), and the batch goes on."""
-    worst = CheckExit.ALLOW
-    order = [CheckExit.ALLOW, CheckExit.ASK, CheckExit.DENY, CheckExit.ERROR]
+    worst = ExitCode.OK
+    order = [ExitCode.OK, ExitCode.ASK, ExitCode.DENY, ExitCode.ERROR]
     name = getattr(batch, "name", "<batch>")
     for line in read_json_lines(batch):
         try:
@@ -50,7 +50,7 @@ def _run_batch(box: Sandbox, batch: IO[bytes]) -> CheckExit:
         except ValueError as e:
             message = t("cli.batch_line", file=name, line=line.number, error=e)
             echo_json({"error": {"code": "batch-line", "message": message}})
-            worst = CheckExit.ERROR
+            worst = ExitCode.ERROR
             continue
         echo_json(decision.as_json())
         worst = max(worst, EXIT_FOR[decision.effect], key=order.index)

@@ -1,9 +1,9 @@
-"""What every command shares: exit codes, option types, error reporting."""
+"""What every command shares: option types, error reporting (exit codes:
+`policy.errors.ExitCode`)."""
 
 from __future__ import annotations
 
 import contextlib
-import enum
 import errno
 import json
 import os
@@ -17,17 +17,8 @@ from typing import ParamSpec, TypeVar
 import click
 
 from swifty_sandbox.policy import Mode, SandboxMode, SwiftyError, Tool
+from swifty_sandbox.policy.errors import ExitCode
 from swifty_sandbox.policy.messages import t
-
-
-class CheckExit(enum.IntEnum):
-    """`check` exit codes (SPEC §4)."""
-
-    ALLOW = 0
-    DENY = 1
-    ERROR = 2
-    ASK = 3
-
 
 TOOL_NAMES = [*(tool.value for tool in Tool), "Read", "Write", "Edit"]
 
@@ -101,7 +92,7 @@ def reports_errors(func: Callable[P, R]) -> Callable[P, R]:
             click.echo(t("cli.error", message=e.diagnostics()), err=True)
             sys.exit(e.exit_code)
         except Interrupted as e:
-            sys.exit(128 + e.signum)
+            sys.exit(ExitCode.signalled(e.signum))
         except OSError as e:  # the system refused (stdout on a full device, …)
             message = t("cli.system_error", error=e.strerror or e)
             if e.errno in _OUTPUT_ERRORS:  # files are written only by the store, which
@@ -109,6 +100,6 @@ def reports_errors(func: Callable[P, R]) -> Callable[P, R]:
                 _quiet_stdout()
             with contextlib.suppress(OSError):
                 click.echo(t("cli.error", message=message), err=True)
-            sys.exit(CheckExit.ERROR)
+            sys.exit(ExitCode.ERROR)
 
     return wrapper

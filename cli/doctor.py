@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from swifty_sandbox.policy.errors import ExitCode
 from swifty_sandbox.policy.messages import t
 from swifty_sandbox.sandbox.doctor import diagnose
 
@@ -30,4 +31,4 @@ def doctor(as_json: bool) -> None:
             click.echo(f"{'ok  ' if check.ok else 'FAIL'} {check.name}: {check.detail}")
             if check.fix:
                 click.echo(f"     {t('doctor.fix_label')}: {check.fix}")
-    raise SystemExit(0 if report.ok else 1)
+    raise SystemExit(ExitCode.OK if report.ok else ExitCode.DENY)

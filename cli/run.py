@@ -13,6 +13,7 @@ from swifty_sandbox.policy.messages import t
 from swifty_sandbox.sandbox import Answer, Sandbox
 
 from .common import (
+    Interrupted,
     echo_json,
     json_option,
     mode_option,
@@ -24,7 +25,6 @@ from .common import (
 
 _ANSWERS = {"y": Answer.YES, "yes": Answer.YES, "n": Answer.NO, "no": Answer.NO,
             "a": Answer.ALWAYS, "always": Answer.ALWAYS, "": Answer.NO}
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report Ctrl-C
 
 
 class TerminalPrompt:
@@ -45,9 +45,9 @@ class TerminalPrompt:
             sys.stderr.flush()
             try:
                 line = sys.stdin.readline()
-            except KeyboardInterrupt:
+            except Interrupted:  # Ctrl-C: `reports_errors` exits 130
                 sys.stderr.write("\n")
-                raise SystemExit(EXIT_INTERRUPTED) from None
+                raise
             if not line:  # Ctrl-D
                 sys.stderr.write("\n")
                 answer = Answer.NO
@@ -65,7 +65,9 @@ def _approved(request: Request, decision: Decision) -> Answer:
     return Answer.YES
 
 
-@click.command(context_settings={"ignore_unknown_options": True})
+# Options end at the first argument (`run ls -la`, as `env` and `sudo` read theirs); an
+# unknown option before it is a usage error, never the program to run.
+@click.command(context_settings={"allow_interspersed_args": False})
 @project_option
 @mode_option
 @sandbox_option
@@ -89,8 +91,10 @@ def run(project: Path | None, mode: str | None, sandbox_mode: str | None, as_jso
         command: str | None, approved: bool, args: tuple[str, ...]) -> None:
     """Run a command confined: no network, writes only in the project and temp dirs.
 
-    Exit status: the command's own; 126 denied by policy; 125 the sandbox could not be
-    set up; 124 timeout.
+    Exit status: the command's own; 127 command not found; 126 denied by policy (or
+    not executable: then `--json`'s decision is "allow"); 125 the sandbox could not be
+    set up; 124 timeout; 130 interrupted (Ctrl-C); 2 a usage error, a broken rule or
+    config file, or a project directory that does not exist.
 
     \b
       swifty-sandbox run -- npm test
@@ -117,12 +121,8 @@ def run(project: Path | None, mode: str | None, sandbox_mode: str | None, as_jso
         echo_json(result.as_json())
     else:
         # Output streams straight to the terminal; stdin stays the user's.
-        try:
-            result = box.run(request, timeout=timeout, capture=False, stdin=None,
-                             memory_bytes=memory, processes=processes)
-        except KeyboardInterrupt:
-            click.echo("", err=True)
-            raise SystemExit(EXIT_INTERRUPTED) from None
+        result = box.run(request, timeout=timeout, capture=False, stdin=None,
+                         memory_bytes=memory, processes=processes)
         if person.refused:
             click.echo(t("prompt.not_run"), err=True)
         elif result.stderr:

@@ -1,5 +1,6 @@
-"""Pure decision logic: rules, layers, settings and the decision. No subprocess, no
-confinement; `sandbox` and `cli` build on this package, never the other way round."""
+"""Decision logic: rules, layers, settings and the decision. It reads policy files and
+looks at paths, but spawns no process and confines nothing; `sandbox` and `cli` build
+on this package, never the other way round."""
 
 from .engine import MODE_TABLE, Policy, decide, load_policy, suggest_rules
 from .errors import PolicyFileError, StoreError, SwiftyError, UsageError

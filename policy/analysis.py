@@ -8,8 +8,6 @@ from .commands import Invocation, invocations
 from .shell import Script, Simple, Word, new_pipeline, parse, rough
 from .types import Request
 
-_HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
-
 
 @dataclass(frozen=True, slots=True)
 class BashAnalysis:
@@ -20,19 +18,6 @@ class BashAnalysis:
         """For each invocation, its written forms as text, innermost last."""
         return [[" ".join(w.shown for w in form) for form in inv.forms]
                 for inv in self.invocations]
-
-    def written_paths(self) -> list[str]:
-        """Static targets of output redirections."""
-        seen: dict[int, Simple] = {id(inv.simple): inv.simple for inv in self.invocations}
-        out = []
-        for simple in seen.values():
-            for redirect in simple.redirects:
-                target = redirect.target
-                if (redirect.writes and target is not None and target.value
-                        and target.value not in _HARMLESS_TARGETS
-                        and not target.value.isdigit() and target.value != "-"):
-                    out.append(target.value)
-        return out
 
 
 def analyse(request: Request) -> BashAnalysis:

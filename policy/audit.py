@@ -1,7 +1,8 @@
 """`audit`: what is wrong, dead or dangerous in rule and config files (SPEC §6).
 
 Every finding has a stable id (the SARIF rule id), a level, a position, a message and a
-fix hint, all from the message table. Pure: reads the files it is given, nothing else.
+fix hint, all from the message table. Reads the files it is given, and the user's own
+config to judge a committed one as the loader does; spawns nothing.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .commands import INTERPRETERS
 from .errors import PolicyFileError
 from .files import CONFIG_FILE, PolicyFiles
 from .messages import t
@@ -40,9 +42,8 @@ FINDINGS: dict[str, str] = {
 _NETWORK = frozenset({"curl", "wget", "nc", "ncat", "netcat", "ssh", "scp", "sftp", "rsync",
                       "ftp", "telnet", "socat", "aria2c", "http", "xh"})
 _PRIVILEGE = frozenset({"sudo", "doas", "su", "pkexec", "runuser"})
-_INTERPRETERS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "fish", "eval", "exec", "env",
-                           "xargs", "python", "python3", "python2", "perl", "ruby", "node",
-                           "php", "lua", "deno", "bun", "npx", "source", "."})
+# Interpreters, and what runs any program or text given to it.
+_RUNS_ANYTHING = frozenset({*INTERPRETERS, "eval", "exec", "env", "xargs", "npx", "source", "."})
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,10 +229,11 @@ def _dead_rules(rules: tuple[Rule, ...]) -> list[Finding]:
 
 def _protected_samples(project: Path, home: Path) -> tuple[str, ...]:
     """Paths every protected-path list covers: an allow matching one lifts nothing."""
+    files = PolicyFiles(project, home)
     return tuple(str(p) for p in (
-        project / ".swifty" / "permissions.yaml", project / ".swifty" / "config.yaml",
+        files.rules(Scope.PROJECT), files.config(Scope.PROJECT),
         project / ".git" / "hooks" / "pre-commit", project / ".git" / "config",
-        home / ".bashrc", home / ".swifty" / "permissions.yaml"))
+        home / ".bashrc", files.rules(Scope.USER)))
 
 
 def _runs_code(words: list[str]) -> bool:
@@ -263,7 +265,7 @@ def _risks(rule: Rule, scope: Scope, project: Path, samples: tuple[str, ...]
         wide = "*" in rule.bash.text
         why = (t("audit.why.network") if program in _NETWORK else
                t("audit.why.privilege") if program in _PRIVILEGE else
-               t("audit.why.interpreter") if program in _INTERPRETERS and (
+               t("audit.why.interpreter") if program in _RUNS_ANYTHING and (
                    wide or "-c" in words) else
                t("audit.why.runs_code", program=program) if wide and _runs_code(words)
                else None)

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from .commands import SHELLS, Invocation, innermost, name
+from .commands import INTERPRETERS, Invocation, innermost, name, reads_code_from_stdin
 from .messages import t
 from .protected import SYSTEM_DIRS
 from .shell import Script, Simple, Word
@@ -36,10 +36,6 @@ _BLOCK_DEVICE = re.compile(
     r"dm-\d|md\d|sr\d|sg\d|mapper/|nbd\d|zd\d|bcache\d|mtdblock\d|ubi)")
 _DOWNLOADERS = frozenset({"curl", "wget", "fetch", "aria2c", "http", "https", "nc", "ncat",
                           "netcat", "ftp", "tftp", "lynx", "links", "socat", "xh"})
-_INTERPRETERS = frozenset({*SHELLS, "python", "python2", "python3", "perl", "ruby", "node",
-                           "nodejs", "php", "lua", "tclsh", "pwsh", "osascript", "deno",
-                           "bun", "Rscript"})
-_CODE_FLAGS = frozenset({"-c", "-e", "-m", "-E", "--eval", "--command", "-r", "-p"})
 _GIT_ALIAS = re.compile(r"alias\.([^=]+)=\s*([^!].*)", re.DOTALL | re.IGNORECASE)
 _GIT_VALUED_GLOBALS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
                                  "--exec-path", "--config-env", "--super-prefix"})
@@ -339,25 +335,6 @@ def _is_source(simple: Simple) -> bool:
     return program in ("uudecode", "gpg")
 
 
-def _runs_stdin_as_code(words: tuple[Word, ...]) -> bool:
-    """An interpreter given no code or script of its own reads code from stdin."""
-    if not words or name(words[0]) not in _INTERPRETERS:
-        return False
-    shell = name(words[0]) in SHELLS
-    for word in words[1:]:
-        value = word.shown
-        if value in ("-", "/dev/stdin"):
-            return True
-        if value in _CODE_FLAGS or value.startswith(("--eval", "--print", "--command")):
-            return False
-        if value.startswith("-") and not value.startswith("--") and (
-                ("c" in value[1:]) if shell else value[1:2] in ("c", "m", "e", "E", "p", "r")):
-            return False  # code or a module given on the command line (`-mjson.tool`)
-        if not value.startswith("-"):
-            return False  # a script file
-    return True
-
-
 def _sources_in(words: Iterable[Word]) -> bool:
     return any(_is_source(s) for w in words for sub in w.subs for s in sub.walk())
 
@@ -369,11 +346,11 @@ def _pipe_to_interpreter(invocations: list[Invocation]) -> Invocation | None:
     for inv in invocations:
         program = inv.program or ""
         simple = inv.simple
-        interpreter = program in _INTERPRETERS or program in ("eval", "source", ".")
+        interpreter = program in INTERPRETERS or program in ("eval", "source", ".")
         if not interpreter:
             continue
         # `curl … | sh`: an earlier stage of the same pipeline downloads or decodes.
-        if _runs_stdin_as_code(inv.argv) and any(
+        if reads_code_from_stdin(program, inv.args) and any(
                 _is_source(s) for (pid, stage), s in positions.items()
                 if pid == simple.pipeline and stage < simple.stage):
             return inv

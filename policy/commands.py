@@ -110,6 +110,15 @@ _COMMAND_OPTION: dict[str, frozenset[str]] = {
 _MULTICALL = frozenset({"busybox", "toybox"})
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "busybox",
                     "toybox", "yash", "posh", "rbash"})
+# Programs that run code given as text: the shells and the language interpreters. The
+# one list (the blacklist's pipe-to-interpreter, the audit's risky grants).
+INTERPRETERS = frozenset({*SHELLS, "python", "python2", "python3", "perl", "ruby", "node",
+                          "nodejs", "php", "lua", "tclsh", "pwsh", "osascript", "deno",
+                          "bun", "Rscript"})
+# Options that give an interpreter (not a shell) its code on the command line.
+_CODE_FLAGS = frozenset({"-c", "-e", "-m", "-E", "--eval", "--command", "-r", "-p"})
+# A script operand that is stdin itself.
+_STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 # `via` of a command xargs runs with arguments read from static text (all of them known);
 # a plain "xargs" in `via` means more arguments come from its input at run time.
 STATIC_XARGS = "xargs<<"
@@ -141,6 +150,45 @@ class Invocation:
 
 def name(word: Word) -> str | None:
     return word.value.rsplit("/", 1)[-1] if word.value is not None else None
+
+
+def reads_code_from_stdin(program: str, args: list[str]) -> bool:
+    """Whether `program args…` runs code it reads from stdin: an interpreter given no
+    code on its command line (`-c`, `-e`, …) and no script file, or told to read it
+    there (`-`, `/dev/stdin`, a shell's `-s`). The one definition for the analysis
+    (text piped or here-documented into a shell is followed) and the blacklist
+    (`curl … | sh`). `args` are the words as written."""
+    if program in _MULTICALL:  # `busybox sh …`
+        if not args or args[0].rsplit("/", 1)[-1] not in SHELLS:
+            return False
+        program, args = args[0].rsplit("/", 1)[-1], args[1:]
+    if program not in INTERPRETERS:
+        return False
+    shell = program in SHELLS
+    from_stdin = False  # a shell's `-s`: operands are its arguments, not a script
+    index = 0
+    while index < len(args):
+        value = args[index]
+        if value == "--" or (shell and value == "-"):  # the end of the options
+            rest = args[index + 1:]
+            return from_stdin or not rest or rest[0] in _STDIN_FILES
+        if value == "-" or value in _STDIN_FILES:
+            return True
+        if value in _SHELL_VALUED if shell else value in ("-W", "-X"):
+            index += 2  # `bash -o pipefail`, `python3 -W ignore`: the value too
+            continue
+        short = value.startswith("-") and not value.startswith("--")
+        if shell and short:
+            if "c" in value[1:]:
+                return False  # the code is the `-c` argument
+            from_stdin = from_stdin or "s" in value[1:]
+        elif not shell and (value in _CODE_FLAGS or value.startswith(
+                ("--eval", "--print", "--command")) or (short and value[1:2] in "cmeEpr")):
+            return False  # code or a module given on the command line (`-mjson.tool`)
+        if not value.startswith(("-", "+") if shell else "-"):
+            return from_stdin  # a script file (with `-s`: the first argument)
+        index += 1
+    return True
 
 
 def invocations(script: Script, depth: int = 0) -> Iterator[Invocation]:
@@ -518,16 +566,15 @@ def _shell_strings(simple: Simple, script: Script, argv: tuple[Word, ...], progr
         yield from _follow(text, simple, script, (*via, "eval"), depth)
         return
     args = list(argv[1:])
+    shell = program
     if program in _MULTICALL:
         if not args or name(args[0]) not in SHELLS:
             return
-        args = args[1:]
-    reads_stdin = True
+        shell, args = name(args[0]) or program, args[1:]
     index = 0
     while index < len(args):
         value = args[index].shown
-        if value == "--":
-            reads_stdin = index + 1 >= len(args)
+        if value in ("--", "-"):
             break
         if value.startswith("-") and not value.startswith("--") and "c" in value[1:]:
             text = _home_text(args[index + 1]) if index + 1 < len(args) else None
@@ -537,10 +584,9 @@ def _shell_strings(simple: Simple, script: Script, argv: tuple[Word, ...], progr
             index += 2
             continue
         if not value.startswith(("-", "+")):
-            reads_stdin = False  # a script file: its content is not ours to see
-            break
+            break  # a script file (its content is not ours to see), or `-s` arguments
         index += 1
-    if reads_stdin:
+    if reads_code_from_stdin(shell, [w.shown for w in args]):
         for redirect in simple.redirects:
             if redirect.op in ("<<", "<<-", "<<<") and redirect.body is not None:
                 yield from _follow(redirect.body, simple, script, (*via, program), depth)
@@ -703,7 +749,8 @@ def _piped_text(simples: list[Simple], script: Script, depth: int) -> Iterator[I
         text = _fed_text(feeder) if feeder is not None else None
         if text is None:
             continue
-        if program in SHELLS and all(w.shown.startswith("-") for w in simple.words[1:]):
+        if program in SHELLS and reads_code_from_stdin(
+                program, [w.shown for w in simple.words[1:]]):
             yield from _follow(text, simple, script, (program or "sh",), depth)
         elif program == "xargs":
             command = _strip_options("xargs", list(simple.words[1:]))

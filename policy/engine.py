@@ -1,6 +1,7 @@
 """The decision: `Request → Decision`, in the order of SPEC §2 "Decision order".
 
-Pure: reads nothing but the `Policy` it is given and the file system's symlinks.
+`load_policy` reads the policy files; `decide` reads only the `Policy` it is given,
+the symlinks on the paths it judges, and the program table on first use.
 """
 
 from __future__ import annotations
@@ -179,6 +180,16 @@ def decide(
     mode: Mode | None = None,
     sandbox_mode: SandboxMode | None = None,
 ) -> Decision:
+    """The decision on one request, in SPEC §2's order: the blacklist (and protected
+    paths a command writes), protected and unreadable paths, the rules of the three
+    layers (a deny anywhere wins), the path sandbox, the mode table, the sandbox's
+    auto-allow; the first step with an answer decides.
+
+    `mode` and `sandbox_mode` override the settings' (the command-line options). What
+    the analysis could not see into is at least `ask`, never allowed by a rule. Never
+    raises for a well-formed `Request`; reads nothing but `policy`, the symlinks on the
+    paths it judges, and the program table on first use.
+    """
     mode = mode or policy.settings.default_mode
     sandbox_mode = sandbox_mode or policy.settings.sandbox_mode
     category = request.tool.category

@@ -1026,6 +1026,15 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "set a --timeout; run on Linux where runaway processes matter",
         "请设置 --timeout；需要限制失控进程时请在 Linux 上运行",
     ),
+    # -- tidy: a command that could not be started (exit 127 / 126, as shells report) --
+    "run.not_found": (
+        "swifty-sandbox: {program}: command not found",
+        "swifty-sandbox：{program}：找不到命令",
+    ),
+    "run.not_executable": (
+        "swifty-sandbox: {program}: cannot execute: {error}",
+        "swifty-sandbox：{program}：无法执行：{error}",
+    ),
 }
 
 _ENGLISH, _CHINESE = 0, 1

@@ -86,7 +86,6 @@ class Script:
     commands: tuple[Simple, ...] = ()
     functions: tuple[Function, ...] = ()
     error: str | None = None  # why the string could not be analysed, if it could not
-    parser: str = "tree-sitter"
     # Other readings of a string no parser read cleanly: every command any of them
     # finds is listed too (the blacklist and deny rules see them all).
     readings: tuple[Script, ...] = ()
@@ -602,7 +601,7 @@ def _parse_bashlex(command: str, depth: int) -> Script | None:
             converter.node(tree)
     except RecursionError:
         return None
-    return Script(tuple(converter.commands), tuple(converter.functions), parser="bashlex")
+    return Script(tuple(converter.commands), tuple(converter.functions))
 
 
 class _Bashlex:
@@ -619,8 +618,7 @@ class _Bashlex:
             if part.kind in ("commandsubstitution", "processsubstitution"):
                 inner = _Bashlex(self.source, self.depth + 1)
                 inner.node(part.command)
-                subs.append(Script(tuple(inner.commands), tuple(inner.functions),
-                                   parser="bashlex"))
+                subs.append(Script(tuple(inner.commands), tuple(inner.functions)))
                 dynamic = True
             elif part.kind in ("parameter", "tilde"):
                 dynamic = dynamic or part.kind == "parameter"
@@ -664,7 +662,7 @@ class _Bashlex:
             for part in node.parts[1:]:
                 inner.node(part)
             self.functions.append(Function(node.name.word, Script(
-                tuple(inner.commands), tuple(inner.functions), parser="bashlex")))
+                tuple(inner.commands), tuple(inner.functions))))
         else:
             for part in getattr(node, "parts", []) or []:
                 self.node(part, pipeline, stage, background)
@@ -691,7 +689,7 @@ def parse(command: str, depth: int = 0) -> Script:
     and a rough split — so the blacklist and deny rules still see all of them.
     """
     if depth > MAX_DEPTH:
-        return Script(error="nested too deeply", parser="none")
+        return Script(error="nested too deeply")
     if (len(command) - len(command.rstrip("\\"))) % 2:
         command = command[:-1]  # a line continuation at the very end continues nothing
     script, doubt = _parse_tree_sitter(command, depth)
@@ -706,7 +704,7 @@ def parse(command: str, depth: int = 0) -> Script:
         from .evaluation import substitutions_in
 
         readings.extend(parse(body, depth + 1) for body in substitutions_in(command))
-    return Script(error=doubt, parser="none",
+    return Script(error=doubt,
                   readings=tuple(dataclasses.replace(r, error=None) for r in readings if r))
 
 
@@ -737,5 +735,4 @@ def rough(command: str) -> Script:
         elif token:
             for part in token.replace("$(", " ").replace("`", " ").split():
                 words.append(Word(part, part))
-    return Script(tuple(commands), error="neither tree-sitter-bash nor bashlex can parse it",
-                  parser="rough")
+    return Script(tuple(commands), error="neither tree-sitter-bash nor bashlex can parse it")

@@ -27,6 +27,7 @@ from swifty_sandbox.policy import (
     local_rules_path,
     suggest_rules,
 )
+from swifty_sandbox.policy.errors import ExitCode
 from swifty_sandbox.policy.limits import default_max_memory, default_max_processes
 from swifty_sandbox.policy.messages import t
 from swifty_sandbox.policy.paths import is_within
@@ -36,7 +37,7 @@ from .launch import run_confined, run_unconfined, shell_argv
 from .spec import EXIT_SETUP, Limits, SandboxSpec, SetupError, compile_spec
 
 RequestLike = Request | str | Sequence[str]
-EXIT_DENIED = 126
+EXIT_DENIED = ExitCode.DENIED
 
 
 class Answer(enum.Enum):

@@ -1,5 +1,5 @@
-"""What confinement this machine supports, and why not: facts from `probe`, verdicts
-here (pure), printed by `swifty-sandbox doctor`."""
+"""What confinement this machine supports, and why not: facts from `probe` (and a
+seccomp filter built here), verdicts from them, printed by `swifty-sandbox doctor`."""
 
 from __future__ import annotations
 

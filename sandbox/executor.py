@@ -19,7 +19,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import IO
 
-EXIT_TIMEOUT = 124
+from swifty_sandbox.policy.errors import ExitCode
+
+EXIT_TIMEOUT = ExitCode.TIMEOUT
 DEVNULL = subprocess.DEVNULL
 _DRAIN_AFTER_EXIT = 1.0  # seconds to read what is left in the pipes after the exit
 _CHUNK = 65536

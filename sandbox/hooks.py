@@ -37,6 +37,7 @@ from swifty_sandbox.policy import (
     suggest_rules,
 )
 from swifty_sandbox.policy.engine import candidate_paths
+from swifty_sandbox.policy.errors import ExitCode
 from swifty_sandbox.policy.messages import t
 from swifty_sandbox.policy.paths import is_within
 from swifty_sandbox.policy.rules import fixed_prefix
@@ -44,7 +45,7 @@ from swifty_sandbox.policy.rules import fixed_prefix
 from .api import Sandbox
 from .pathguard import runs_outside
 
-EXIT_BLOCK = 2  # every supported agent reads exit 2 as "block", with stderr as the reason
+EXIT_BLOCK = ExitCode.ERROR  # every supported agent reads 2 as "block", stderr the reason
 MAX_INPUT = 16 << 20  # bytes of hook input; agents send kilobytes
 
 

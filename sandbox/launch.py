@@ -98,5 +98,14 @@ def run_unconfined(command: Sequence[str], *, cwd: str, limits: Limits,
                    capture: bool = True, stdin: int | IO[bytes] | None = DEVNULL
                    ) -> Completed:
     """The user's explicit `--sandbox off`: the command runs as it is."""
-    return execute(command, cwd=cwd, timeout=limits.timeout, capture=capture,
-                   output_bytes=limits.output_bytes, stdin=stdin, preexec=_rlimits(limits))
+    try:
+        return execute(command, cwd=cwd, timeout=limits.timeout, capture=capture,
+                       output_bytes=limits.output_bytes, stdin=stdin,
+                       preexec=_rlimits(limits))
+    except OSError as e:  # not found, not executable: 127 / 126, as shells say
+        from .execfail import unconfined_failure
+
+        failed = unconfined_failure(e, command, cwd=cwd, path=os.environ.get("PATH"))
+        if failed is None:
+            raise
+        return failed

@@ -125,11 +125,12 @@ class Tools:
             if decision.effect is Effect.DENY:
                 raise ToolError(decision.reason)
             limit = timeout if timeout is not None and timeout > 0 else DEFAULT_TIMEOUT
-            # The person's answer (if any) settles the ask `run` meets again; calls are
-            # serialized by the lock, so setting the asker here races nothing.
-            self.box.ask = (lambda r, d: answer) if answer is not None else None
+            # The person's answer (if any) settles the ask `run` meets again, for this
+            # call only; without one nobody is asked (the box has no asker of its own).
+            again = (lambda r, d: answer) if answer is not None else None
             result = await anyio.to_thread.run_sync(
-                lambda: self.box.run(request, timeout=limit, cwd=self.box.project))
+                lambda: self.box.run(request, timeout=limit, cwd=self.box.project,
+                                     ask=again))
             text = result.stdout
             if result.stderr:
                 text += ("\n" if text and not text.endswith("\n") else "") + result.stderr

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from swifty_sandbox.policy import Effect, Mode, Policy, SwiftyError, Tool
 from swifty_sandbox.policy.engine import temp_dirs
+from swifty_sandbox.policy.errors import ExitCode
 from swifty_sandbox.policy.messages import t
 from swifty_sandbox.policy.paths import expand_home, is_within, project_digest, project_state_dir
 from swifty_sandbox.policy.profile import SeccompProfile
@@ -39,7 +40,7 @@ from .pathguard import launcher_paths
 from .roots import plan as roots_plan
 from .roots import planted_link
 
-EXIT_SETUP = 125
+EXIT_SETUP = ExitCode.SETUP
 
 # Where a command's /tmp and /var/tmp live on the host (`tmp: project`): one directory
 # per project under the user's protected cache, never the shared /tmp.

@@ -9,6 +9,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import IO, TYPE_CHECKING
 
+from swifty_sandbox.policy.errors import ExitCode
 from swifty_sandbox.policy.messages import t
 
 from ..aftercare import after_run, open_dir
@@ -129,6 +130,11 @@ class LinuxBackend:
             if "Unknown option --bind-fd" in error:
                 raise SetupError(t("setup.bwrap_too_old", bwrap=bwrap.path))
             raise SetupError(t("setup.bwrap_failed", error=error))
+        if result.exit_code in (1, ExitCode.NOT_EXECUTABLE, ExitCode.NOT_FOUND):
+            from ..execfail import confined_failure  # maybe an exec that failed: see there
+
+            result = confined_failure(result, command, caps.prefix, cwd=spec.cwd,
+                                      path=env.get("PATH"))
         return result
 
     def probe(self, configured_bwrap: str | None) -> list[Check]:

@@ -41,11 +41,11 @@ def test_json_output_shape(project: Path) -> None:
     rules(project, "- rule: ReadFile(*.env*)\n  effect: deny\n")
     code, out, _ = run("--json", "--tool", "ReadFile", "config/.env.prod", project=project)
     assert code == 1
+    rule_file = project / ".swifty" / "permissions.yaml"
     assert json.loads(out) == {
         "effect": "deny", "layer": "rule", "category": None,
-        "reason": json.loads(out)["reason"],
-        "rule": {"file": str(project / ".swifty" / "permissions.yaml"), "line": 1,
-                 "text": "ReadFile(*.env*)"},
+        "reason": f"Denied by rule `ReadFile(*.env*)` ({rule_file}:1).",
+        "rule": {"file": str(rule_file), "line": 1, "text": "ReadFile(*.env*)"},
     }
 
 

@@ -1,12 +1,14 @@
-"""Failures of the world around the command: a plain message and exit 2, never a
-traceback, never a silent fallback to allow."""
+"""Failures: a plain message and a clear exit code, never a traceback, never a silent
+fallback to allow. (Ctrl-C → 130: tests/cli/test_signals.py.)"""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,7 +18,7 @@ SWIFTY = Path(sys.executable).with_name("swifty-sandbox")
 def swifty(*args: str, cwd: Path | None = None, stdout: object = subprocess.PIPE,
            env: dict[str, str] | None = None) -> tuple[int, str]:
     done = subprocess.run([str(SWIFTY), *args], cwd=cwd, stdout=stdout,  # type: ignore[call-overload]
-                          stderr=subprocess.PIPE, timeout=30, check=False,
+                          stderr=subprocess.PIPE, timeout=120, check=False,
                           env={**os.environ, **(env or {})})
     return done.returncode, done.stderr.decode()
 
@@ -85,3 +87,95 @@ print("built")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60,
                           check=False)
     assert done.stdout == b"built\n", done.stderr.decode()
+
+
+# -- run: every failure its own exit code (127, 126, 2, 130), never a traceback ----------
+
+UNCAPPED = ("--max-memory", "unlimited", "--max-processes", "unlimited")
+# How the command is started: through prlimit (the caps), by bwrap itself (no caps to
+# set), unconfined. Each reports a failed exec its own way.
+STARTS = {"prlimit": (), "bwrap": UNCAPPED,
+          "off": ("--sandbox", "off", "--mode", "bypassPermissions")}
+
+
+def run_json(project: Path, *args: str) -> tuple[int, dict[str, Any], str]:
+    done = subprocess.run([str(SWIFTY), "run", "--project", str(project), "--json", *args],
+                          capture_output=True, timeout=180, check=False, cwd=project)
+    err = done.stderr.decode()
+    assert "Traceback" not in err, err
+    data: dict[str, Any] = json.loads(done.stdout)
+    assert data["exit_code"] == done.returncode
+    return done.returncode, data, err
+
+
+@pytest.mark.bwrap
+@pytest.mark.parametrize("start", STARTS)
+def test_run_a_command_that_does_not_exist_is_127(project: Path, start: str) -> None:
+    code, data, _ = run_json(project, *STARTS[start], "--", "no-such-program-x")
+    assert code == 127 and data["decision"]["effect"] == "allow", data
+    assert data["stderr"] == "swifty-sandbox: no-such-program-x: command not found\n"
+    code, data, _ = run_json(project, *STARTS[start], "--", "./no/such/file")
+    assert code == 127 and "command not found" in data["stderr"], data
+
+
+@pytest.mark.bwrap
+@pytest.mark.parametrize("start", STARTS)
+@pytest.mark.parametrize("target", ["plain-file", "directory", "plain-file/below"])
+def test_run_a_command_that_cannot_be_executed_is_126(project: Path, start: str,
+                                                     target: str) -> None:
+    """126 like a denial, told apart by the decision: "allow", and the reason."""
+    (project / "plain-file").write_text("#!/bin/sh\necho ran\n")
+    (project / "directory").mkdir()
+    code, data, _ = run_json(project, *STARTS[start], "--", f"./{target}")
+    assert code == 126 and data["decision"]["effect"] == "allow", data
+    assert data["stderr"].startswith(f"swifty-sandbox: ./{target}: cannot execute: "), data
+    assert "ran" not in data["stdout"] and not data["is_error"]
+
+
+@pytest.mark.bwrap
+@pytest.mark.parametrize("start", STARTS)
+def test_run_keeps_a_commands_own_1_126_and_127(project: Path, start: str) -> None:
+    """The control: a command that ran and chose these statuses is not rewritten."""
+    for status in (1, 126, 127):
+        code, data, _ = run_json(project, *STARTS[start], "--", "sh", "-c",
+                                 f"echo own >&2; exit {status}")
+        assert (code, data["stderr"]) == (status, "own\n"), data
+
+
+@pytest.mark.bwrap
+def test_run_not_found_in_a_terminal_says_so_too(project: Path) -> None:
+    done = subprocess.run([str(SWIFTY), "run", "--project", str(project), *UNCAPPED, "--",
+                           "no-such-program-x"], capture_output=True, timeout=180, check=False)
+    err = done.stderr.decode()
+    assert done.returncode == 127 and "no-such-program-x: command not found" in err, err
+
+
+def test_run_in_a_project_that_does_not_exist_is_2(tmp_path: Path) -> None:
+    code, err = swifty("run", "--project", str(tmp_path / "missing"), "--", "true")
+    assert code == 2 and str(tmp_path / "missing") in err and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("text", ["- rule: Bash(ls\n  effect: allow\n", "[unclosed\n"])
+def test_run_with_a_broken_rule_file_is_2(project: Path, text: str) -> None:
+    rules = project / ".swifty" / "permissions.yaml"
+    rules.parent.mkdir()
+    rules.write_text(text)
+    code, err = swifty("run", "--project", str(project), "--", "true")
+    assert code == 2 and f"{rules}:" in err and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("args", [("--no-such-flag", "x", "--", "true"),
+                                  ("-x", "true"), ("--json", "--nope", "--", "true")])
+def test_run_an_unknown_option_is_a_usage_error(project: Path, args: tuple[str, ...]) -> None:
+    """It once ran the option as the program (`--no-such-flag: not found`)."""
+    code, err = swifty("run", "--project", str(project), *args)
+    assert code == 2 and "No such option" in err, err
+
+
+@pytest.mark.bwrap
+def test_run_options_end_at_the_program(project: Path) -> None:
+    """The documented forms: `run -- cmd --flag` and `run cmd --flag`."""
+    for args in (("--", "echo", "--json", "-x"), ("echo", "--json", "-x")):
+        done = subprocess.run([str(SWIFTY), "run", "--project", str(project), *args],
+                              capture_output=True, timeout=180, check=False)
+        assert (done.returncode, done.stdout) == (0, b"--json -x\n"), done.stderr

@@ -122,3 +122,16 @@ def test_run_caps_from_the_command_line(project: Path) -> None:
     code, _, err = invoke("run", "--project", str(project), "--max-memory", "4X",
                           "--", "true")
     assert code == 2 and "`4X`" in err
+
+
+@pytest.mark.parametrize("where", ["root", "home"])
+def test_compile_and_run_agree_on_an_unsafe_project(home: Path, where: str) -> None:
+    """Both go through `compile_spec`'s check of the writable roots: `compile` once
+    printed `--bind / /` for a project `run` refused."""
+    project = "/" if where == "root" else str(home)
+    compiled = invoke("compile", "--target", "bwrap", "--project", project)
+    ran = invoke("run", "--project", project, "--", "true")
+    assert compiled[0] == ran[0] == 125, (compiled, ran)
+    assert f"refusing to make {project} writable" in compiled[2] and \
+        f"refusing to make {project} writable" in ran[2]
+    assert "--bind" not in compiled[1]

@@ -11,14 +11,20 @@ from hypothesis import strategies as st
 
 from swifty_sandbox.policy.analysis import analyse
 from swifty_sandbox.policy.commands import invocations
+from swifty_sandbox.policy.engine import Policy, decide, load_policy
 from swifty_sandbox.policy.shell import parse
-from swifty_sandbox.policy.types import Request
+from swifty_sandbox.policy.types import Decision, Effect, Layer, Mode, Request, SandboxMode
 
 from . import corpora
 
 
 def runs(command: str) -> list[list[str]]:
     return [[w.shown for w in inv.argv] for inv in invocations(parse(command))]
+
+
+def runs_of(command: str) -> list[list[str]]:
+    """What the whole analysis (every reading) finds run."""
+    return [[w.shown for w in inv.argv] for inv in analyse(Request.bash(command)).invocations]
 
 
 @pytest.mark.parametrize(("command", "expected"), [
@@ -47,9 +53,14 @@ def test_words_known_only_at_run_time_are_marked() -> None:
     assert [w.value for w in words] == ["cp", None, "~/b", None]
 
 
-def test_redirect_targets_are_seen(box_for: object) -> None:
-    analysis = analyse(Request.bash("make > build.log 2>&1; echo x >> .swifty/config.yaml"))
-    assert analysis.written_paths() == ["build.log", ".swifty/config.yaml"]
+def test_redirect_targets_are_seen() -> None:
+    from swifty_sandbox.policy.programs import builtin_table
+    from swifty_sandbox.policy.writes import written_paths
+
+    analysis = analyse(Request.bash("make > build.log 2>&1; echo x >> .swifty/config.yaml "
+                                    "2> /dev/null; cat x >&2 > -"))
+    assert written_paths(analysis, builtin_table(), "/p", "/h") == [
+        "/p/build.log", "/p/.swifty/config.yaml"]
 
 
 def test_protected_redirect_is_denied(box_for: object) -> None:
@@ -122,13 +133,49 @@ _SHELLISH = st.text(alphabet=st.sampled_from(list("abrmf -/~*.;|&$()`'\"<>{}[]\\
                     max_size=60)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(_SHELLISH)
-def test_arbitrary_strings_always_get_a_decision(text: str) -> None:
+@pytest.fixture(scope="module")
+def allow_all(tmp_path_factory: pytest.TempPathFactory) -> Policy:
+    """Every command allowed by rule, mode and sandbox: only the blacklist, protected
+    paths and what the analysis could not see stand in the way."""
+    base = tmp_path_factory.mktemp("allow-all")
+    (base / "home" / ".swifty").mkdir(parents=True)
+    (base / "home" / ".swifty" / "permissions.yaml").write_text(
+        "- rule: Bash\n  effect: allow\n")
+    (base / "project").mkdir()
+    return load_policy(base / "project", base / "home")
+
+
+def _assert_decided_safely(policy: Policy, text: str) -> Decision:
+    """The properties every string must have: the blacklist's verdict is the decision
+    when it has one; what the analysis could not see is never allowed; an allow is
+    given only to what was seen whole and passed the blacklist."""
     from swifty_sandbox.policy.blacklist import check
 
-    analysis = analyse(Request.bash(text))
-    check(list(analysis.invocations), "/home/u")  # never raises
+    request = Request.bash(text)
+    analysis = analyse(request)
+    match = check(list(analysis.invocations), str(policy.home), policy.roots)
+    decision = decide(policy, request, Mode.BYPASS, SandboxMode.AUTO)
+    if match is not None:
+        assert (decision.effect, decision.layer, decision.category) == (
+            Effect.DENY, Layer.BLACKLIST, match.category), (text, decision)
+    elif analysis.opaque is not None:
+        assert decision.effect is not Effect.ALLOW, (text, decision)
+    if decision.effect is Effect.ALLOW:
+        assert match is None and analysis.opaque is None, (text, decision)
+    return decision
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_SHELLISH)
+def test_arbitrary_strings_always_get_a_safe_decision(allow_all: Policy, text: str) -> None:
+    _assert_decided_safely(allow_all, text)
+
+
+def test_the_safe_decision_property_can_fail(allow_all: Policy) -> None:
+    """The control: each branch of the property is reached by some string."""
+    effects = {_assert_decided_safely(allow_all, text).layer for text in
+               ("ls", "rm -rf /", "echo $(", "echo hi > ~/.bashrc")}
+    assert effects == {Layer.RULE, Layer.BLACKLIST, Layer.ANALYSIS, Layer.PROTECTED}
 
 
 @settings(max_examples=300, deadline=None)
@@ -161,16 +208,17 @@ def test_dangerous_command_after_unfinished_constructs(prefix: str) -> None:
 
 @settings(max_examples=200, deadline=None)
 @given(st.data())
-def test_mutated_real_commands(data: st.DataObject) -> None:
-    from swifty_sandbox.policy.blacklist import check
-
+def test_mutated_real_commands(allow_all: Policy, data: st.DataObject) -> None:
     base = data.draw(st.sampled_from(["git push -f origin main", "curl x | sh",
                                       "rm -rf ~/", "sleep 600", "dd if=a of=/dev/sda"]))
     position = data.draw(st.integers(0, len(base)))
     insert = data.draw(st.sampled_from(["'", '"', "\\", "$(", "`", "(", "{", " ", ";"]))
     mutated = base[:position] + insert + base[position:]
-    analysis = analyse(Request.bash(mutated))
-    check(list(analysis.invocations), "/home/u")
+    decision = _assert_decided_safely(allow_all, mutated)
+    # Still run as it was (the insert landed in a harmless place): still denied.
+    dangerous = {"git push -f origin main", "rm -rf ~/", "sleep 600", "dd if=a of=/dev/sda"}
+    if base in dangerous and base.split() in runs_of(mutated):
+        assert decision.effect is Effect.DENY, (mutated, decision)
 
 
 @pytest.mark.parametrize("command", [

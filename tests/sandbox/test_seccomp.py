@@ -94,15 +94,3 @@ def test_socketpair_types_are_profile_data(tmp_path: Path) -> None:
     with pytest.raises(PolicyFileError, match="SOCK_DATAGRAM"):
         load_profile("bad.yaml", tmp_path)
 
-
-def test_a_child_profile_keeps_the_parents_denied_calls(tmp_path: Path) -> None:
-    """Changing one seccomp key under `extends` must not drop the parent's syscall sets
-    (it once did: a profile that set only `socketpairs` allowed ptrace and mount)."""
-    (tmp_path / "p.yaml").write_text("extends: default\nseccomp:\n  socketpairs: [SOCK_STREAM]\n")
-    child, parent = load_profile("p.yaml", tmp_path).seccomp, load_profile("default",
-                                                                             tmp_path).seccomp
-    assert "ptrace" in parent.deny and (child.deny, child.enosys) == (parent.deny,
-                                                                      parent.enosys)
-    assert child.deny_namespaces and child.sockets == parent.sockets
-    (tmp_path / "q.yaml").write_text("extends: default\nseccomp:\n  deny: [bpf]\n")
-    assert load_profile("q.yaml", tmp_path).seccomp.deny == ("bpf",)  # replaced, not added

@@ -1,0 +1,181 @@
+"""The path sandbox and path rules on real files: symlinks, `..`, prefixes, `~`."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from swifty_sandbox import Effect, Layer, Request, Sandbox, Tool
+
+Box = Callable[..., Sandbox]
+Layers = Callable[..., Path]
+
+
+def write(path: str) -> Request:
+    return Request.file(Tool.WRITE_FILE, path)
+
+
+def read(path: str) -> Request:
+    return Request.file(Tool.READ_FILE, path)
+
+
+def test_inside_project_is_mode_table(box_for: Box, project: Path) -> None:
+    box = box_for(mode="acceptEdits")
+    for path in ("src/a.py", str(project / "src" / "a.py"), "./x", "a/../b"):
+        decision = box.check(write(path))
+        assert (decision.effect, decision.layer) == (Effect.ALLOW, Layer.MODE), path
+
+
+def test_symlink_inside_project_pointing_outside(box_for: Box, project: Path,
+                                                 home: Path) -> None:
+    (home / "outside").mkdir()
+    (project / "link").symlink_to(home / "outside")
+    decision = box_for(mode="acceptEdits").check(write("link/file.txt"))
+    assert (decision.effect, decision.layer) == (Effect.ASK, Layer.PATH)
+    assert str(home / "outside" / "file.txt") in decision.reason
+
+
+def test_dangling_symlink_pointing_outside_is_outside(box_for: Box, project: Path,
+                                                      home: Path) -> None:
+    target = home / "not-yet" / "created.txt"
+    (project / "innocent.txt").symlink_to(target)
+    assert not target.exists()
+    decision = box_for(mode="acceptEdits").check(write("innocent.txt"))
+    assert (decision.effect, decision.layer) == (Effect.ASK, Layer.PATH)
+
+
+def test_dot_dot_segments_leaving_the_project(box_for: Box, project: Path) -> None:
+    box = box_for(mode="acceptEdits")
+    for path in ("../other/x", "src/../../x", f"{project}/../x"):
+        assert box.check(write(path)).layer is Layer.PATH, path
+
+
+def test_sibling_sharing_the_name_prefix_is_outside(box_for: Box, project: Path) -> None:
+    evil = project.parent / (project.name + "-evil")
+    evil.mkdir()
+    decision = box_for(mode="acceptEdits").check(write(str(evil / "x")))
+    assert (decision.effect, decision.layer) == (Effect.ASK, Layer.PATH)
+
+
+def test_tilde_expansion(box_for: Box, home: Path, layers: Layers) -> None:
+    box = box_for(mode="acceptEdits")
+    decision = box.check(write("~/notes.txt"))
+    assert decision.layer is Layer.PATH
+    assert str(home / "notes.txt") in decision.reason
+    layers(user=[("ReadFile(~/vault/**)", "deny")])
+    denied = box_for().check(read("~/vault/id_ed25519"))
+    assert (denied.effect, denied.layer) == (Effect.DENY, Layer.RULE)
+
+
+def test_temp_dir_is_an_allowed_root(box_for: Box) -> None:
+    decision = box_for(mode="acceptEdits").check(write("/tmp/scratch.txt"))
+    assert (decision.effect, decision.layer) == (Effect.ALLOW, Layer.MODE)
+
+
+def test_configured_writable_root(box_for: Box, project: Path, home: Path) -> None:
+    cache = home / ".cache" / "tool"
+    cache.mkdir(parents=True)
+    (home / ".swifty").mkdir()
+    (home / ".swifty" / "config.yaml").write_text("sandbox:\n  writable: [~/.cache/tool]\n")
+    decision = box_for(mode="acceptEdits").check(write(str(cache / "x")))
+    assert decision.layer is Layer.MODE
+
+
+def test_explicit_allow_rule_lifts_the_path_sandbox(layers: Layers, box_for: Box) -> None:
+    layers(user=[("WriteFile(/opt/data/**)", "allow")])
+    decision = box_for().check(write("/opt/data/x.csv"))
+    assert (decision.effect, decision.layer) == (Effect.ALLOW, Layer.RULE)
+
+
+def test_reads_outside_roots_ask(box_for: Box) -> None:
+    assert box_for().check(read("/etc/hostname")).layer is Layer.PATH
+
+
+def test_deny_catches_symlink_to_secret_and_secretly_named_link(
+        layers: Layers, box_for: Box, project: Path) -> None:
+    layers(project_rules=[("ReadFile(*.env*)", "deny")])
+    (project / ".env").write_text("TOKEN=x")
+    (project / "config.txt").symlink_to(project / ".env")
+    (project / "plain.txt").write_text("x")
+    (project / "b.env.link").symlink_to(project / "plain.txt")
+    box = box_for()
+    assert box.check(read("config.txt")).effect is Effect.DENY
+    assert box.check(read("b.env.link")).effect is Effect.DENY
+    assert box.check(read("deep/er/.env.local")).effect is Effect.DENY
+    assert box.check(read("plain.txt")).effect is Effect.ALLOW
+
+
+def test_protected_path_through_symlink(box_for: Box, project: Path) -> None:
+    (project / ".swifty").mkdir()
+    (project / "cfg").symlink_to(project / ".swifty")
+    decision = box_for(mode="bypassPermissions").check(write("cfg/permissions.yaml"))
+    assert (decision.effect, decision.layer) == (Effect.DENY, Layer.PROTECTED)
+
+
+@pytest.mark.parametrize(("pattern", "path", "matches"), [
+    ("*.env*", "a/b/.env.local", True),
+    ("*.env*", "/etc/app.env", True),
+    ("src/*.ts", "src/a.ts", True),
+    ("src/*.ts", "src/x/a.ts", False),
+    ("src/*.ts", "lib/src/a.ts", False),
+    ("src/**/*.ts", "src/x/y/a.ts", True),
+    ("/etc/**", "/etc/passwd", True),
+    ("~/.aws", "~/.aws/credentials", True),
+    ("secrets", "deep/secrets/key", True),
+    ("docs/", "docs/x.md", True),
+])
+def test_path_pattern_anchoring(layers: Layers, box_for: Box, pattern: str, path: str,
+                                matches: bool) -> None:
+    layers(user=[(f"ReadFile({pattern})", "deny")])
+    assert (box_for().check(read(path)).effect is Effect.DENY) is matches
+
+
+def test_project_path_with_glob_characters(home: Path, layers: Layers) -> None:
+    weird = home / "code" / "a[1]*"
+    (weird / ".git").mkdir(parents=True)
+    (weird / ".swifty").mkdir()
+    (weird / ".swifty" / "permissions.yaml").write_text(
+        "- rule: WriteFile(src/*.py)\n  effect: deny\n")
+    box = Sandbox(weird, home=home)
+    assert box.check(write("src/x.py")).effect is Effect.DENY
+    assert os.path.isdir(weird)
+
+
+def test_indexed_deny_read_agrees_with_each_pattern(box_for: Box, home: Path) -> None:
+    """The lookup that indexes the (long) deny-read list finds a match exactly when
+    one of its patterns matches."""
+    policy = box_for().policy
+    probes = [str(home / ".ssh"), str(home / ".ssh/id_rsa"), str(home / ".sshx"),
+              str(home / ".cargo/credentials.toml"), str(home / ".cargo/bin/cargo"),
+              str(home / ".docker/key.pem"), str(home / ".docker/sub/key.pem"),
+              "/etc/shadow", "/etc/shadow-", "/etc/ssh/ssh_host_rsa_key",
+              "/etc/ssh/ssh_host_rsa_key.pub", "/tmp/krb5cc_1000", "/tmp/x/krb5cc_1",
+              "/", "/run/user/1000/containers/auth.json", str(home)]
+    for path in probes:
+        linear = any(p.matches(path) for p in policy.deny_read)
+        assert (policy.unreadable.first(path) is not None) is linear, path
+
+
+def test_simple_globs_match_as_pathspec_does() -> None:
+    """The component-by-component matcher for plain `*`/`?` globs agrees with the
+    pathspec regex it stands in for (matches and descendants alike)."""
+    import random
+
+    from swifty_sandbox.policy.rules import PathPattern
+
+    rng = random.Random(7)
+    alphabet = ["a", "b", ".", "-", "_", "x"]
+    for _ in range(3000):
+        depth = rng.randint(1, 4)
+        glob = "/" + "/".join("".join(rng.choice([*alphabet, "*", "?"])
+                                      for _ in range(rng.randint(1, 4))) for _ in range(depth))
+        path = "/" + "/".join("".join(rng.choice(alphabet) for _ in range(rng.randint(1, 4)))
+                              for _ in range(rng.randint(1, 5)))
+        fast = PathPattern(glob, glob, validate=False)
+        if fast.simple is None:
+            continue
+        slow = PathPattern(glob, glob, validate=True)  # compiled: the regex decides
+        assert fast.matches(path) == slow.matches(path), (glob, path)
