@@ -11,7 +11,7 @@ import os
 import resource
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from swifty_sandbox.policy.messages import t
 
@@ -27,6 +27,11 @@ from .spec import (
     scrub_env,
 )
 from .toolchains import environment as toolchain_environment
+
+if TYPE_CHECKING:
+    from swifty_sandbox.policy.network import NetworkPolicy
+
+    from .netproxy import HostAsk
 
 __all__ = ["EXIT_SETUP", "SetupError", "run_confined", "run_unconfined", "shell_argv"]
 
@@ -54,7 +59,10 @@ def _rlimits(limits: Limits) -> Callable[[], None] | None:
 
 def run_confined(spec: SandboxSpec, command: Sequence[str], *,
                  capture: bool = True, stdin: int | IO[bytes] | None = DEVNULL,
-                 environ: dict[str, str] | None = None) -> Completed:
+                 environ: dict[str, str] | None = None,
+                 network: NetworkPolicy | None = None, ask_host: HostAsk | None = None
+                 ) -> Completed:
+    """`network`: the allowlist of a proxied run (`netproxy`); None or empty: none."""
     if not sys.platform.startswith("linux"):
         raise SetupError(t("setup.unsupported", platform=sys.platform))
     from .linux.bwrap import bwrap_argv
@@ -95,7 +103,16 @@ def run_confined(spec: SandboxSpec, command: Sequence[str], *,
         raise SetupError(str(e)) from e
     seccomp_fd = os.memfd_create("swifty-seccomp", 0)
     status_read, status_write = os.pipe()
+    egress = None
     try:
+        if network is not None and network.enabled:
+            from .netproxy import Egress, forwarder_argv, interpreter_roots
+
+            egress = Egress(network, ask=ask_host)
+            command = forwarder_argv(egress.fd, list(command))
+            if spec.read_roots is not None:  # the forwarder's interpreter, read-only
+                spec = dataclasses.replace(spec, read_roots=tuple(dict.fromkeys(
+                    (*spec.read_roots, *interpreter_roots()))))
         os.write(seccomp_fd, bpf)
         os.lseek(seccomp_fd, 0, os.SEEK_SET)
         argv = [*caps.outer, *bwrap_argv(spec, [*caps.prefix, *command], bwrap=bwrap.path,
@@ -105,13 +122,21 @@ def run_confined(spec: SandboxSpec, command: Sequence[str], *,
         if spec.toolchain_dir is not None:
             env.update(toolchain_environment(spec.toolchain_dir, spec.home, env))
         handed, status_write = status_write, -1  # execute() closes it, even interrupted
+        channel = ()
+        if egress is not None:
+            from .netproxy import proxy_env
+
+            env = proxy_env(env)
+            channel, egress.fd = (egress.fd,), -1
+            egress.start()
         result = execute(
             argv, env=env, timeout=spec.limits.timeout, capture=capture,
             output_bytes=spec.limits.output_bytes,
-            stdin=stdin, pass_fds=(seccomp_fd, handed, *dir_fds.values()),
+            stdin=stdin, pass_fds=(seccomp_fd, handed, *channel, *dir_fds.values()),
             status_fd=status_read,
-            preexec=caps.preexec(), close_after_spawn=(handed,), own_tree=True)
+            preexec=caps.preexec(), close_after_spawn=(handed, *channel), own_tree=True)
     finally:
+        events = egress.close() if egress is not None else None
         for fd in (seccomp_fd, status_read, status_write, *dir_fds.values()):
             if fd >= 0:
                 os.close(fd)
@@ -124,6 +149,9 @@ def run_confined(spec: SandboxSpec, command: Sequence[str], *,
         from swifty_sandbox.policy.limits import describe_memory
 
         notes += t("run.memory_cap", size=describe_memory(spec.limits.memory_bytes)) + "\n"
+    if events is not None:
+        notes += "".join(e.line() + "\n" for e in events if not e.allowed)
+        result = dataclasses.replace(result, network=tuple(e.as_json() for e in events))
     if notes:
         result = dataclasses.replace(
             result, stderr=result.stderr + notes.encode(errors="surrogateescape"))
