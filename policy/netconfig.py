@@ -113,9 +113,9 @@ def _inserted(source: Source, entry: str) -> str:
     if isinstance(allow, yaml.SequenceNode) and allow.flow_style:
         close = allow.end_mark.index - 1  # the `]`
         sep = ", " if allow.value else ""
-        return text[:close] + sep + item + text[close:]
+        return str(text[:close] + sep + item + text[close:])
     if isinstance(allow, yaml.SequenceNode) and allow.value:
-        column = allow.value[0].start_mark.column - 2  # where its `- ` starts
+        column = int(allow.value[0].start_mark.column) - 2  # where its `- ` starts
         at = _line_end(text, allow.value[-1].end_mark.index)
         return text[:at] + " " * column + f"- {item}\n" + text[at:]
     if is_null(allow) and allow.start_mark.index == allow.end_mark.index:

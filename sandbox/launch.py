@@ -122,7 +122,7 @@ def run_confined(spec: SandboxSpec, command: Sequence[str], *,
         if spec.toolchain_dir is not None:
             env.update(toolchain_environment(spec.toolchain_dir, spec.home, env))
         handed, status_write = status_write, -1  # execute() closes it, even interrupted
-        channel = ()
+        channel: tuple[int, ...] = ()
         if egress is not None:
             from .netproxy import proxy_env
 

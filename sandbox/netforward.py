@@ -53,17 +53,17 @@ def main(argv: list[str]) -> int:
             code = os.waitstatus_to_exitcode(status)
             return 128 - code if code < 0 else code
         try:
-            ready, _, _ = select.select([listener, wake_read], [], [])
+            ready, _, _ = select.select([listener.fileno(), wake_read], [], [])
         except InterruptedError:
             continue
         if wake_read in ready:
             os.read(wake_read, 512)
-        if listener in ready:
+        if listener.fileno() in ready:
             try:
                 conn, _ = listener.accept()
             except OSError:
                 continue
-            try:
+            try:  # noqa: SIM105 (contextlib: one more import at every start)
                 host.sendmsg([b"c"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
                                        array.array("i", [conn.fileno()]))])
             except OSError:

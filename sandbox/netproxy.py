@@ -25,6 +25,7 @@ connection still only goes to an address of the allowed name.
 from __future__ import annotations
 
 import array
+import contextlib
 import ipaddress
 import os
 import socket
@@ -136,10 +137,8 @@ class Proxy:
             self._closed = True
             sockets = list(self._sockets)
         for sock in (self.channel, *sockets):
-            try:
+            with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
         if self._receiver.is_alive():
             self._receiver.join(5)
         self.channel.close()
@@ -207,7 +206,7 @@ class Proxy:
         try:
             try:
                 head, rest = _read_head(client)
-                method, host, port, outgoing = _parse(head)
+                _method, host, port, outgoing = _parse(head)
                 upstream = self._open(host, port)
             except _Refused as e:
                 _reply(client, e.status, e.body)
@@ -436,10 +435,8 @@ def _pump(source: socket.socket, sink: socket.socket) -> None:
             sink.sendall(view[:n])
     except OSError:
         pass
-    try:
+    with contextlib.suppress(OSError):
         sink.shutdown(socket.SHUT_WR)
-    except OSError:
-        pass
 
 
 # -- the sandbox's side ---------------------------------------------------------------------
