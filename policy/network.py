@@ -154,6 +154,8 @@ def normalize_host(text: str) -> str:
     dotted form — so no spelling slips past an IP entry or the address checks.
     Raises NetworkEntryError for anything that is not a host name or address."""
     host = text.strip()
+    if "%" in host:  # an IPv6 zone (`fe80::1%eth0`) or a percent-encoded name
+        raise NetworkEntryError(t("net.bad_host", host=text))
     if host.startswith("[") and host.endswith("]"):
         host = host[1:-1]
         try:
