@@ -448,9 +448,11 @@ def forwarder_source() -> str:
     return (resources.files("swifty_sandbox.sandbox") / "netforward.py").read_text("utf-8")
 
 
-def forwarder_argv(fd: int, command: list[str], python: str = sys.executable) -> list[str]:
+def forwarder_argv(fd: int, command: list[str]) -> list[str]:
     """The command behind the forwarder (isolated interpreter, no site: nothing of
-    the user's Python environment is imported inside)."""
+    the user's Python environment is imported inside). The interpreter itself, not a
+    virtualenv's link to it: its start-up then skips the venv lookups (~9 ms)."""
+    python = os.path.realpath(sys.executable)
     return [python, "-I", "-S", "-c", forwarder_source(), str(fd), str(PROXY_PORT), "--",
             *command]
 
