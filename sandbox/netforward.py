@@ -15,7 +15,7 @@ from __future__ import annotations
 
 # Built-in modules only where the interpreter has them (`socket`, `signal`, `select`
 # build enums or load shared objects: ~10 ms more per run).
-import _signal
+import _signal  # type: ignore[import-not-found]  # no stubs: the C half of `signal`
 import _socket
 import _thread
 import os
@@ -49,7 +49,7 @@ def main(argv: list[str]) -> int:
     _thread.start_new_thread(_wait, (pid,))
     while True:
         try:
-            conn, _ = listener._accept()
+            conn, _ = listener._accept()  # type: ignore[attr-defined]  # fd, address
         except OSError:
             continue
         try:  # noqa: SIM105 (contextlib: one more import at every start)

@@ -35,6 +35,7 @@ PLANTED = {
     "blacklisted.yaml": ("blacklisted", 3, 9),
     "risky-grant.yaml": ("risky-grant", 3, 9),
     "protected-lift.yaml": ("protected-lift", 3, 9),
+    "risky-network-config.yaml": ("risky-network", 5, 7),
 }
 
 
