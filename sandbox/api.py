@@ -19,6 +19,7 @@ from swifty_sandbox.policy import (
     Policy,
     Request,
     SandboxMode,
+    SwiftyError,
     Tool,
     UsageError,
     decide,
@@ -273,14 +274,18 @@ class Sandbox:
                                       stdin=stdin)
             else:
                 host_ask = ask_host if ask_host is not None else self.ask_host
+                kept: list[str] = []
                 done = run_confined(self.spec(workdir, limits), command, capture=capture,
                                     stdin=stdin, network=self.network(),
-                                    ask_host=self._host_answers(host_ask))
+                                    ask_host=self._host_answers(host_ask, kept))
+                if kept:  # "always": the next run here reads it
+                    self.reload()
         except SetupError as e:
             return _failed(EXIT_SETUP, e.diagnostics(), decision)
         return _result(done, decision, timeout)
 
-    def _host_answers(self, ask: HostAsker | None) -> Callable[[str, int], bool] | None:
+    def _host_answers(self, ask: HostAsker | None, kept: list[str]
+                      ) -> Callable[[str, int], bool] | None:
         """The proxy's yes/no; "always" is written to the user's config at once (the
         next run reads it; this one has its answer)."""
         if ask is None:
@@ -291,7 +296,12 @@ class Sandbox:
             if said is Answer.ALWAYS:
                 from .netproxy import suggestion
 
-                self.always_allow_host(suggestion(host, port))
+                entry = suggestion(host, port)
+                try:
+                    self.always_allow_host(entry)
+                    kept.append(entry)
+                except SwiftyError:  # not kept (a file it cannot extend): yes this once
+                    pass
             return said is not Answer.NO
 
         return answer

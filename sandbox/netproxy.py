@@ -240,6 +240,8 @@ class Proxy:
                                entry=entry))
 
     def _decide(self, host: str, port: int) -> bool:
+        """True when the policy allows, False when a person did (so an IP they were
+        shown is as good as an entry naming it); refusals raise."""
         verdict = self.policy.decide(host, port)
         if verdict is False:
             raise self._refuse(host, port, t("net.why_denied"))
@@ -249,13 +251,17 @@ class Proxy:
             with self._ask_lock:  # one question at a time, each destination once
                 key = (host, port)
                 if key not in self._answers:
-                    self._answers[key] = bool(self.ask(host, port))
+                    try:
+                        self._answers[key] = bool(self.ask(host, port))
+                    except Exception:  # an asker that failed said nothing: no
+                        self._answers[key] = False
                 if not self._answers[key]:
                     raise self._refuse(host, port, t("net.why_refused"))
+            return False
         return True
 
     def _open(self, host: str, port: int) -> socket.socket:
-        self._decide(host, port)
+        by_policy = self._decide(host, port)
         try:
             literal: IPAddress | None = ipaddress.ip_address(host)
         except ValueError:
@@ -264,7 +270,10 @@ class Proxy:
             addresses = [literal] if literal is not None else self.resolve(host, port)
         except (OSError, UnicodeError):
             raise _Refused(502, f"swifty-sandbox: cannot resolve {host}\n") from None
-        usable = [a for a in addresses if self.policy.address_allowed(a, port)]
+        if literal is not None and not by_policy:
+            usable = [literal]  # the person was asked about this very address
+        else:
+            usable = [a for a in addresses if self.policy.address_allowed(a, port)]
         if not usable:
             first = addresses[0] if addresses else None
             raise self._refuse(host, port, t("net.why_private"),

@@ -229,3 +229,64 @@ def test_pip_download_end_to_end(project: Path, home: Path) -> None:
     # And with no network at all: nothing leaves (pip's own error, no proxy).
     none = Sandbox(project, home=home).run(pip, timeout=120)
     assert none.exit_code != 0 and none.network is None
+
+
+def test_a_person_is_asked_and_always_is_kept(fetch: Callable[..., RunResult],
+                                              registry: Registry, project: Path,
+                                              home: Path, outside_temp: Path) -> None:
+    from swifty_sandbox.sandbox import Answer
+
+    target = f"127.0.0.1:{registry.port}"
+    script = outside_temp / "client.py"
+    argv = [sys.executable, "-I", str(script), "get", target]
+    asked: list[tuple[str, int]] = []
+
+    def person(answer: Answer) -> Callable[[str, int], Answer]:
+        def ask(host: str, port: int) -> Answer:
+            asked.append((host, port))
+            return answer
+        return ask
+
+    no = Sandbox(project, home=home, allow_net=("pypi.org",), ask_host=person(Answer.NO))
+    assert no.run(argv).stdout.startswith("HTTP/1.1 403")
+    assert registry.seen == []
+    box = Sandbox(project, home=home, allow_net=("pypi.org",))
+    assert box.run(argv, ask_host=person(Answer.ALWAYS)).stdout.startswith("HTTP/1.1 200")
+    assert asked == [("127.0.0.1", registry.port)] * 2
+    assert target in (home / ".swifty" / "config.yaml").read_text()
+    again = box.run(argv)  # no asker: the config allows it now
+    assert again.stdout.startswith("HTTP/1.1 200"), again
+    assert len(asked) == 2 and len(registry.seen) == 2
+
+
+def test_serve_asks_with_the_host(project: Path, home: Path, registry: Registry,
+                                  outside_temp: Path) -> None:
+    import json
+    import subprocess
+
+    script = outside_temp / "client.py"
+    script.write_text(CLIENT)
+    serve = Path(sys.executable).with_name("swifty-sandbox")
+    proc = subprocess.Popen([str(serve), "serve", "--project", str(project),
+                             "--allow-net", "pypi.org"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, bufsize=1)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        argv = [sys.executable, "-I", str(script), "get", f"127.0.0.1:{registry.port}"]
+        proc.stdin.write(json.dumps({"id": 7, "tool": "Bash", "argv": argv}) + "\n")
+        proc.stdin.flush()
+        ask = json.loads(proc.stdout.readline())
+        assert (ask["type"], ask["host"], ask["port"]) == (
+            "permission_request", "127.0.0.1", registry.port), ask
+        assert ask["decision"]["category"] == "network"
+        proc.stdin.write(json.dumps({"id": 7, "type": "permission_response",
+                                     "allow": True}) + "\n")
+        proc.stdin.flush()
+        result = json.loads(proc.stdout.readline())
+        assert result["stdout"].startswith("HTTP/1.1 200"), result
+        assert result["network"] == [{"host": "127.0.0.1", "port": registry.port,
+                                      "allowed": True}]
+    finally:
+        proc.stdin.close()
+        assert proc.wait(timeout=10) == 0
+        proc.stdout.close()

@@ -367,3 +367,22 @@ def test_proxy_env() -> None:
     assert env["NO_PROXY"] == env["no_proxy"] == "localhost,127.0.0.1,::1"
     assert env["JAVA_TOOL_OPTIONS"].startswith("-Xmx1g -Dhttp.proxyHost=127.0.0.1 ")
     assert "-Dhttps.proxyPort=3128" in env["JAVA_TOOL_OPTIONS"]
+
+
+def test_an_unlisted_host_is_asked_once(harness: Callable[..., Harness],
+                                        upstream: Upstream) -> None:
+    asked: list[tuple[str, int]] = []
+
+    def ask(host: str, port: int) -> bool:
+        asked.append((host, port))
+        return host == "127.0.0.1"
+
+    h = harness(["pypi.org"], names={"no.test": ["8.8.8.8"]}, ask=ask)
+    target = f"127.0.0.1:{upstream.port}"
+    for _ in range(2):  # a yes about this very address is as good as an entry naming it
+        assert h.ask(f"GET http://{target}/ HTTP/1.1\r\n\r\n".encode()).endswith(b"ok")
+    refused = h.ask(b"CONNECT no.test:443 HTTP/1.1\r\n\r\n")
+    assert refused.startswith(b"HTTP/1.1 403") and b"the person said no" in refused
+    assert asked == [("127.0.0.1", upstream.port), ("no.test", 443)]
+    assert h.ask(b"CONNECT pypi.org:443 HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 502")
+    assert len(asked) == 2  # listed: not asked (and unresolvable here: 502)
