@@ -290,3 +290,69 @@ def test_serve_asks_with_the_host(project: Path, home: Path, registry: Registry,
         proc.stdin.close()
         assert proc.wait(timeout=10) == 0
         proc.stdout.close()
+
+
+def test_cli_allow_net_json_and_bad_entries(project: Path, home: Path, registry: Registry,
+                                            outside_temp: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from swifty_sandbox.cli.main import main
+
+    script = outside_temp / "client.py"
+    script.write_text(CLIENT)
+    target = f"127.0.0.1:{registry.port}"
+    base = ["run", "--json", "--project", str(project)]
+    out = CliRunner().invoke(main, [*base, "--allow-net", target, "--allow-net", "@pypi",
+                                    "--", sys.executable, "-I", str(script), "get", target])
+    result = json.loads(out.stdout)
+    assert result["stdout"].startswith("HTTP/1.1 200"), result
+    assert result["network"] == [{"host": "127.0.0.1", "port": registry.port,
+                                  "allowed": True}]
+    plain = json.loads(CliRunner().invoke(main, [*base, "--", "true"]).stdout)
+    assert "network" not in plain  # no allowlist: no proxy, nothing to report
+    for bad in ("https://pypi.org", "@pip", "foo*.com", "pypi.org:99999"):
+        failed = CliRunner().invoke(main, [*base, "--allow-net", bad, "--", "true"])
+        assert failed.exit_code == 2, (bad, failed.output)
+        assert bad.split(":")[0].rstrip("/") in failed.stderr or "@pip" in failed.stderr
+
+
+def test_terminal_prompt_for_a_host(project: Path, home: Path, registry: Registry,
+                                    outside_temp: Path) -> None:
+    import pty
+    import select
+    import time
+
+    script = outside_temp / "client.py"
+    script.write_text(CLIENT)
+    target = f"127.0.0.1:{registry.port}"
+    cli = str(Path(sys.executable).with_name("swifty-sandbox"))
+    argv = [cli, "run", "--project", str(project), "--allow-net", "pypi.org", "--",
+            sys.executable, "-I", str(script), "get", target]
+    env = {"HOME": str(home), "PATH": os.environ["PATH"], "TERM": "dumb"}
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execve(cli, argv, env)
+    seen = b""
+    deadline = time.monotonic() + 30
+    answered = False
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.5)
+        if ready:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        if not answered and b"[a]lways" in seen:
+            assert f"reach {target}".encode() in seen
+            os.write(fd, b"y\n")
+            answered = True
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    assert answered, seen
+    assert b"HTTP/1.1 200" in seen and os.waitstatus_to_exitcode(status) == 0, seen
+    assert registry.seen == ["/simple/"]
