@@ -194,6 +194,23 @@ def test_the_command_holds_no_socket_and_cannot_make_a_unix_one(project: Path,
     assert result.stdout.splitlines() == ["sockets []", "unix 1"], result
 
 
+@pytest.mark.parametrize("profile", ["default", "strict"])
+def test_the_forwarder_is_under_seccomp_too(project: Path, home: Path, profile: str) -> None:
+    """The command's parent is the forwarder, filtered like the command (Seccomp: 2),
+    also under a profile that limits reads (its interpreter is made readable)."""
+    (home / ".swifty").mkdir(exist_ok=True)
+    (home / ".swifty" / "config.yaml").write_text(f"sandbox:\n  profile: {profile}\n")
+    code = ("import os\n"
+            "status = open(f'/proc/{os.getppid()}/status').read()\n"
+            "line = [l for l in status.splitlines() if l.startswith('Seccomp:')][0]\n"
+            "args = open(f'/proc/{os.getppid()}/cmdline').read().split(chr(0))\n"
+            "print(line.split()[1], args[1:3])\n")
+    box = Sandbox(project, home=home, allow_net=("pypi.org",))
+    assert box.policy.profile.name == profile
+    result = box.run([sys.executable, "-I", "-c", code])
+    assert result.stdout.split() == ["2", "['-I',", "'-S']"], result
+
+
 def test_forwarder_passes_status_and_signals(project: Path, home: Path) -> None:
     box = Sandbox(project, home=home, allow_net=("pypi.org",))
     assert box.run(["sh", "-c", "exit 7"]).exit_code == 7
