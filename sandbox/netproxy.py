@@ -51,6 +51,7 @@ MAX_CONNECTIONS = 128  # at once; more are closed at once
 MAX_HEADER_BYTES = 32 * 1024
 HEADER_SECONDS = 10.0  # for the whole request head: a slowloris gets cut off
 CONNECT_SECONDS = 10.0
+CLOSE_SECONDS = 2.0  # at the end of the run, for the threads to finish, all together
 _CHUNK = 256 * 1024
 _HOP_BY_HOP = frozenset({b"host", b"connection", b"proxy-connection", b"keep-alive",
                          b"proxy-authorization", b"proxy-authenticate", b"te", b"trailer",
@@ -139,13 +140,14 @@ class Proxy:
         for sock in (self.channel, *sockets):
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
+        deadline = time.monotonic() + CLOSE_SECONDS
         if self._receiver.is_alive():
-            self._receiver.join(5)
+            self._receiver.join(CLOSE_SECONDS)
         self.channel.close()
         with self._lock:
             threads = list(self._threads)
-        for thread in threads:
-            thread.join(5)
+        for thread in threads:  # one still asking a person or the resolver: left behind
+            thread.join(max(0.0, deadline - time.monotonic()))
         with self._lock:
             for sock in self._sockets:
                 sock.close()
