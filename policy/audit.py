@@ -117,8 +117,10 @@ def _audit_config(source: Source, path: Path, files: PolicyFiles) -> list[Findin
 
     return [*(Finding("project-loosens", WARNING, source.name, 1, 1, w,
                       t("audit.project-loosens.hint")) for w in warnings),
+            # A committed file's wide entry is ignored (project-loosens) unless the
+            # user's own allows it, where it is flagged.
             *(finding("risky-network", source.name, line, column, entry=entry, why=why)
-              for line, column, entry, why in wide_entries(source))]
+              for line, column, entry, why in ([] if committed else wide_entries(source)))]
 
 
 def audit_rules(source: Source, scope: Scope, project: Path, home: Path) -> list[Finding]:

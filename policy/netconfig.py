@@ -99,9 +99,6 @@ def _inserted(source: Source, entry: str) -> str:
     if "network" not in top:
         return text + f"network:\n  allow:\n    - {item}\n"
     key, net = top["network"]
-    if is_null(net) and net.start_mark.index == net.end_mark.index:
-        at = _line_end(text, key.end_mark.index)
-        return text[:at] + f"  allow:\n    - {item}\n" + text[at:]
     if not isinstance(net, yaml.MappingNode) or net.flow_style:
         raise shape_error
     fields = {k.value: (k, v) for k, v in net.value}

@@ -10,7 +10,7 @@ import pytest
 
 from swifty_sandbox.policy import PolicyFileError, StoreError
 from swifty_sandbox.policy.audit import audit
-from swifty_sandbox.policy.loader import load_settings
+from swifty_sandbox.policy.files import PolicyFiles
 from swifty_sandbox.policy.netconfig import add_allowed_host
 from swifty_sandbox.policy.network import (
     NetworkEntryError,
@@ -21,6 +21,7 @@ from swifty_sandbox.policy.network import (
     parse_entry,
     presets,
 )
+from swifty_sandbox.policy.settings import load_settings
 
 
 @pytest.mark.parametrize(("spelling", "canonical"), [
@@ -137,7 +138,7 @@ def _config(path: Path, text: str) -> Path:
 def test_config_network(project: Path, home: Path) -> None:
     _config(home / ".swifty/config.yaml",
             "network:\n  allow: ['@pypi', '*.example.com']\n  deny: [bad.example.com]\n")
-    settings = load_settings(project, home)
+    settings = load_settings(PolicyFiles(project, home))
     assert settings.network_allow == ("@pypi", "*.example.com")
     assert settings.network_deny == ("bad.example.com",)
 
@@ -146,28 +147,35 @@ def test_a_bad_entry_is_an_error_at_its_line(project: Path, home: Path) -> None:
     _config(home / ".swifty/config.yaml", "network:\n  allow:\n    - pypi.org\n"
             "    - https://evil.com\n")
     with pytest.raises(PolicyFileError) as e:
-        load_settings(project, home)
+        load_settings(PolicyFiles(project, home))
     assert (e.value.line, e.value.column) == (4, 7)
     _config(home / ".swifty/config.yaml", "network:\n  allow: ['@nope']\n")
     with pytest.raises(PolicyFileError, match="@nope"):
-        load_settings(project, home)
+        load_settings(PolicyFiles(project, home))
     _config(home / ".swifty/config.yaml", "network:\n  open: [x]\n")
     with pytest.raises(PolicyFileError):
-        load_settings(project, home)
+        load_settings(PolicyFiles(project, home))
 
 
 def test_a_project_may_narrow_not_widen(project: Path, home: Path) -> None:
     _config(home / ".swifty/config.yaml", "network:\n  allow: ['*.example.com']\n")
     _config(project / ".swifty/config.yaml",
             "network:\n  allow: [evil.com, api.example.com, '*']\n  deny: [x.example.com]\n")
-    settings = load_settings(project, home)
-    assert settings.network_allow == ("*.example.com",)
+    settings = load_settings(PolicyFiles(project, home))
+    # The committed list narrows the user's to what both allow; the rest is ignored.
+    assert settings.network_allow == ("api.example.com",)
     assert settings.network_deny == ("x.example.com",)
     warned = " ".join(settings.warnings)
-    assert "evil.com" in warned and "`*`" in warned and "api.example.com" not in warned
+    assert "network.allow: evil.com`" in warned and "network.allow: *`" in warned
+    assert "api.example.com" not in warned
     policy = build(settings.network_allow, settings.network_deny)
     assert policy.decide("x.example.com", 443) is False
     assert policy.decide("evil.com", 443) is None
+    assert policy.decide("a.example.com", 443) is None
+    # Deny entries add up with the user's.
+    _config(home / ".swifty/config.yaml", "network:\n  deny: [y.test]\n")
+    assert load_settings(PolicyFiles(project, home)).network_deny == ("y.test",
+                                                                       "x.example.com")
 
 
 def test_config_schema_knows_network() -> None:
@@ -202,26 +210,32 @@ def test_audit_flags_wide_entries(project: Path, home: Path) -> None:
     ("network:\n  allow: []\n", "network:\n  allow: [\"pypi.org\"]\n"),
     ("network:\n  deny: [b.test]\n",
      "network:\n  deny: [b.test]\n  allow:\n    - \"pypi.org\"\n"),
-    ("network:\n", "network:\n  allow:\n    - \"pypi.org\"\n"),
 ])
 def test_always_adds_the_host_keeping_the_file(home: Path, before: str | None,
                                                after: str) -> None:
     path = home / ".swifty" / "config.yaml"
     if before is not None:
         _config(path, before)
-    assert add_allowed_host(path, "pypi.org")
+    files = PolicyFiles(home, home)
+    assert add_allowed_host(files, "pypi.org")
     assert path.read_text() == after
-    assert not add_allowed_host(path, "pypi.org")  # once
+    assert not add_allowed_host(files, "pypi.org")  # once
 
 
 def test_always_refuses_what_it_cannot_extend(home: Path, outside_temp: Path) -> None:
     path = _config(home / ".swifty/config.yaml", "{network: {allow: [a.test]}}\n")
     with pytest.raises(StoreError):
-        add_allowed_host(path, "pypi.org")
+        add_allowed_host(PolicyFiles(home, home), "pypi.org")
     assert path.read_text() == "{network: {allow: [a.test]}}\n"
     path.unlink()
     target = _config(outside_temp / "elsewhere.yaml", "")
     path.symlink_to(target)
     with pytest.raises(StoreError):
-        add_allowed_host(path, "pypi.org")
+        add_allowed_host(PolicyFiles(home, home), "pypi.org")
     assert target.read_text() == ""
+
+
+def test_audit_of_a_committed_wide_entry_is_project_loosens(project: Path,
+                                                            home: Path) -> None:
+    path = _config(project / ".swifty/config.yaml", "network:\n  allow: ['*']\n")
+    assert [f.id for f in audit([path], project, home)] == ["project-loosens"]
