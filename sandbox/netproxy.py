@@ -28,6 +28,7 @@ import array
 import contextlib
 import ipaddress
 import os
+import re
 import socket
 import stat
 import sys
@@ -56,6 +57,9 @@ _CHUNK = 256 * 1024
 _HOP_BY_HOP = frozenset({b"host", b"connection", b"proxy-connection", b"keep-alive",
                          b"proxy-authorization", b"proxy-authenticate", b"te", b"trailer",
                          b"upgrade"})
+
+# Control bytes in a request head, CR LF between lines excepted (tab is allowed in values).
+_CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\r(?!\n)|(?<!\r)\n")
 
 HostAsk = Callable[[str, int], bool]
 Resolver = Callable[[str, int], list[IPAddress]]
@@ -375,6 +379,8 @@ def _authority(text: str, default_port: int | None) -> tuple[str, int]:
 
 def _parse(head: bytes) -> tuple[str, str, int, bytes | None]:
     """(method, host, port, the request to send upstream or None for CONNECT)."""
+    if _CONTROL.search(head):  # a bare CR or LF would split a line for the server only
+        raise _Refused(400, "swifty-sandbox: control character in the request\n")
     lines = head.split(b"\r\n")
     parts = lines[0].split(b" ")
     if len(parts) != 3 or parts[2] not in (b"HTTP/1.1", b"HTTP/1.0") \

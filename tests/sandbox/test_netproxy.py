@@ -386,3 +386,22 @@ def test_an_unlisted_host_is_asked_once(harness: Callable[..., Harness],
     assert asked == [("127.0.0.1", upstream.port), ("no.test", 443)]
     assert h.ask(b"CONNECT pypi.org:443 HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 502")
     assert len(asked) == 2  # listed: not asked (and unresolvable here: 502)
+
+
+@pytest.mark.parametrize("head", [
+    "GET http://127.0.0.1:{port}/x\nHost:evil.test HTTP/1.1\r\n\r\n",
+    "GET http://127.0.0.1:{port}/x\rHost:evil.test HTTP/1.1\r\n\r\n",
+    "GET http://127.0.0.1:{port}/ HTTP/1.1\r\nX: a\nHost: evil.test\r\n\r\n",
+    "GET http://127.0.0.1:{port}/ HTTP/1.1\r\nX: a\x00b\r\n\r\n",
+    "GET http://127.0.0.1:{port}/ HTTP/1.1\r\n Host: evil.test\r\n\r\n",
+])
+def test_bare_line_breaks_and_control_bytes(harness: Callable[..., Harness],
+                                            upstream: Upstream, head: str) -> None:
+    """A bare CR or LF that a server would read as a line break (a second Host header
+    for the allowed server's virtual hosts) is refused, never forwarded."""
+    h = harness([f"127.0.0.1:{upstream.port}"])
+    out = h.ask(head.format(port=upstream.port).encode())
+    assert out.startswith(b"HTTP/1.1 400"), out
+    assert upstream.received == []
+    assert h.ask(f"GET http://127.0.0.1:{upstream.port}/ HTTP/1.1\r\nX: a\tb\r\n\r\n"
+                 .encode()).endswith(b"ok")  # control: a tab in a value is fine
