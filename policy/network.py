@@ -20,7 +20,6 @@ from __future__ import annotations
 import functools
 import ipaddress
 import re
-import socket
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -172,6 +171,8 @@ def normalize_host(text: str) -> str:
     if not host or len(host) > 253:
         raise NetworkEntryError(t("net.bad_host", host=text))
     if re.fullmatch(r"[0-9a-fA-FxX.]+", host) and not re.search(r"[g-wyzG-WYZ]", host):
+        import socket  # here: most hosts are names, and `check` never gets this far
+
         try:  # the C library's reading of a numeric host (what a resolver would do)
             return socket.inet_ntoa(socket.inet_aton(host))
         except OSError:

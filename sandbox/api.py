@@ -142,13 +142,17 @@ class Sandbox:
         self.ask_host = ask_host  # None: an unlisted host is refused
         self.network()
 
-    def network(self) -> NetworkPolicy:
-        """The run's allowlist: the settings' `network:` and `allow_net`."""
+    def network(self) -> NetworkPolicy | None:
+        """The run's allowlist: the settings' `network:` and `allow_net`; None when
+        there is none (no proxy, and nothing of it imported: `check` stays fast)."""
+        settings = self.policy.settings
+        allow, deny = (*settings.network_allow, *self.allow_net), settings.network_deny
+        if not allow and not deny:
+            return None
         from swifty_sandbox.policy.network import NetworkEntryError, build
 
-        settings = self.policy.settings
         try:
-            return build((*settings.network_allow, *self.allow_net), settings.network_deny)
+            return build(allow, deny)
         except NetworkEntryError as e:
             raise UsageError(str(e)) from e
 
