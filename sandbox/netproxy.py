@@ -190,7 +190,7 @@ class Proxy:
             self._sockets.add(client)
             thread = threading.Thread(target=self._handle, args=(client,), daemon=True)
             self._threads.add(thread)
-        thread.start()
+            thread.start()  # under the lock: close() never sees a thread not started
 
     def _track(self, sock: socket.socket) -> bool:
         with self._lock:
@@ -307,8 +307,10 @@ class Proxy:
         client.settimeout(None)
         back = threading.Thread(target=_pump, args=(upstream, client), daemon=True)
         with self._lock:
+            if self._closed:
+                return
             self._threads.add(back)
-        back.start()
+            back.start()
         try:
             _pump(client, upstream)
             back.join()
