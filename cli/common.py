@@ -103,3 +103,10 @@ def reports_errors(func: Callable[P, R]) -> Callable[P, R]:
             sys.exit(ExitCode.ERROR)
 
     return wrapper
+
+
+allow_net_option = click.option(
+    "--allow-net", "allow_net", multiple=True, metavar="HOST",
+    help="Let the command reach HOST through the egress proxy (repeatable): a name, "
+         "*.domain, HOST:PORT, an IP or CIDR, or a preset (@pypi, @npm, @crates, @go, "
+         "@github, @rubygems, @maven). Adds to network.allow in config.yaml.")

@@ -14,6 +14,7 @@ from swifty_sandbox.sandbox import Answer, Sandbox
 
 from .common import (
     Interrupted,
+    allow_net_option,
     echo_json,
     json_option,
     mode_option,
@@ -60,6 +61,22 @@ class TerminalPrompt:
         self.refused = answer is Answer.NO
         return answer
 
+    def host(self, host: str, port: int) -> Answer:
+        """A destination outside the network allowlist, asked while the command runs
+        ("always" adds it to network.allow in ~/.swifty/config.yaml)."""
+        text = t("prompt.host", reason=t("net.ask", host=host, port=port))
+        while True:
+            sys.stderr.write(text)
+            sys.stderr.flush()
+            line = sys.stdin.readline()
+            if not line:
+                sys.stderr.write("\n")
+                return Answer.NO
+            found = _ANSWERS.get(line.strip().lower())
+            if found is not None:
+                return found
+            sys.stderr.write(t("prompt.again") + "\n")
+
 
 def _approved(request: Request, decision: Decision) -> Answer:
     return Answer.YES
@@ -81,6 +98,7 @@ def _approved(request: Request, decision: Decision) -> Answer:
               help="Cap on the command's memory: 4G, 512M, 50% (of physical memory) or "
                    "`unlimited` (default: sandbox.limits.memory, else 75%).")
 @click.option("-c", "command", help="A shell command string (run with bash -c).")
+@allow_net_option
 @click.option("--approved", is_flag=True,
               help="A person already approved this command in the agent's own prompt "
                    "(written by `hook claude-code`): an ask runs, a deny still holds.")
@@ -88,7 +106,8 @@ def _approved(request: Request, decision: Decision) -> Answer:
 @reports_errors
 def run(project: Path | None, mode: str | None, sandbox_mode: str | None, as_json: bool,
         timeout: float | None, max_processes: str | None, max_memory: str | None,
-        command: str | None, approved: bool, args: tuple[str, ...]) -> None:
+        command: str | None, allow_net: tuple[str, ...], approved: bool,
+        args: tuple[str, ...]) -> None:
     """Run a command confined: no network, writes only in the project and temp dirs.
 
     Exit status: the command's own; 127 command not found; 126 denied by policy (or
@@ -110,7 +129,8 @@ def run(project: Path | None, mode: str | None, sandbox_mode: str | None, as_jso
     interactive = not as_json and sys.stdin.isatty() and sys.stderr.isatty()
     person = TerminalPrompt()
     asker = _approved if approved else person if interactive else None
-    box = Sandbox(project, mode=mode, sandbox_mode=sandbox_mode, ask=asker)
+    box = Sandbox(project, mode=mode, sandbox_mode=sandbox_mode, ask=asker,
+                  allow_net=allow_net, ask_host=person.host if interactive else None)
     for warning in box.warnings:
         warn(warning)
     request = Request.bash(command) if command is not None else Request.bash_argv(args)

@@ -10,15 +10,24 @@ import click
 from swifty_sandbox.sandbox import Sandbox
 from swifty_sandbox.sandbox.serve import Server
 
-from .common import mode_option, project_option, reports_errors, sandbox_option, warn
+from .common import (
+    allow_net_option,
+    mode_option,
+    project_option,
+    reports_errors,
+    sandbox_option,
+    warn,
+)
 
 
 @click.command()
 @project_option
 @mode_option
 @sandbox_option
+@allow_net_option
 @reports_errors
-def serve(project: Path | None, mode: str | None, sandbox_mode: str | None) -> None:
+def serve(project: Path | None, mode: str | None, sandbox_mode: str | None,
+          allow_net: tuple[str, ...]) -> None:
     """Run requests from stdin, one JSON object per line, answering on stdout.
 
     \b
@@ -29,7 +38,7 @@ def serve(project: Path | None, mode: str | None, sandbox_mode: str | None) -> N
     Requests may be pipelined; answers come as they finish (match them by id).
     Closing stdin kills the commands still running. See docs/protocol.md.
     """
-    box = Sandbox(project, mode=mode, sandbox_mode=sandbox_mode)
+    box = Sandbox(project, mode=mode, sandbox_mode=sandbox_mode, allow_net=allow_net)
     for warning in box.warnings:
         warn(warning)
     Server(box, sys.stdin.buffer, sys.stdout).serve()

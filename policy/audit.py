@@ -37,6 +37,7 @@ FINDINGS: dict[str, str] = {
     "protected-lift": WARNING,
     "project-loosens": WARNING,
     "hidden-tracked": WARNING,  # found by the CLI: it needs the compiled sandbox
+    "risky-network": WARNING,
 }
 
 _NETWORK = frozenset({"curl", "wget", "nc", "ncat", "netcat", "ssh", "scp", "sftp", "rsync",
@@ -113,8 +114,14 @@ def _audit_config(source: Source, path: Path, files: PolicyFiles) -> list[Findin
                                    user=user_settings(files) if committed else None)
     except PolicyFileError as e:
         return [from_error(e)]
-    return [Finding("project-loosens", WARNING, source.name, 1, 1, w,
-                    t("audit.project-loosens.hint")) for w in warnings]
+    from .netconfig import wide_entries
+
+    return [*(Finding("project-loosens", WARNING, source.name, 1, 1, w,
+                      t("audit.project-loosens.hint")) for w in warnings),
+            # A committed file's wide entry is ignored (project-loosens) unless the
+            # user's own allows it, where it is flagged.
+            *(finding("risky-network", source.name, line, column, entry=entry, why=why)
+              for line, column, entry, why in ([] if committed else wide_entries(source)))]
 
 
 def audit_rules(source: Source, scope: Scope, project: Path, home: Path) -> list[Finding]:

@@ -162,6 +162,21 @@ def _any_kept(value: tuple[str, ...], mine: object, project: Path) -> bool:
     return bool(value)
 
 
+def _network(source: Source, key: str, node: yaml.Node, project: Path, home: Path
+             ) -> tuple[str, ...]:
+    from .netconfig import network_entries  # each entry checked at its own line
+
+    return network_entries(source, key, node)
+
+
+def _not_the_user_s(entry: str, mine: tuple[str, ...], project: Path) -> bool:
+    """A committed `network.allow` entry the user's own config does not allow already:
+    a repository may narrow network access (its list replaces the user's), never widen."""
+    from .network import project_allow
+
+    return bool(project_allow(mine, [entry]))
+
+
 def _above(default: Callable[[], int]) -> Loosens:
     def loosens(value: int, mine: object, project: Path) -> bool:
         return value == 0 or value > default()  # only lower than the default
@@ -184,6 +199,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("sandbox.limits.memory", "max_memory", _cap(parse_memory),
             _above(default_max_memory), merge="min"),
     Setting("sandbox.toolchainCaches", "toolchain_caches", _toolchain_caches, _caches_on),
+    Setting("network.allow", "network_allow", _network, _not_the_user_s, each=True),
+    Setting("network.deny", "network_deny", _network, merge="add"),
 )
 
 

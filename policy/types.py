@@ -182,5 +182,7 @@ class Settings:
     max_processes: int | None = None  # None: the default cap; 0: no cap
     max_memory: int | None = None  # bytes; None: the default cap; 0: no cap
     toolchain_caches: str | None = None  # project | off; None: the profile's
+    network_allow: tuple[str, ...] = ()  # `network.allow` entries (policy/network.py)
+    network_deny: tuple[str, ...] = ()
     # Settings a committed project file tried to loosen, with why they were ignored.
     warnings: tuple[str, ...] = field(default=(), compare=False)

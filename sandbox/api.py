@@ -9,7 +9,7 @@ import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from swifty_sandbox.policy import (
     Decision,
@@ -19,6 +19,7 @@ from swifty_sandbox.policy import (
     Policy,
     Request,
     SandboxMode,
+    SwiftyError,
     Tool,
     UsageError,
     decide,
@@ -31,6 +32,9 @@ from swifty_sandbox.policy.errors import ExitCode
 from swifty_sandbox.policy.limits import default_max_memory, default_max_processes
 from swifty_sandbox.policy.messages import t
 from swifty_sandbox.policy.paths import is_within
+
+if TYPE_CHECKING:
+    from swifty_sandbox.policy.network import NetworkPolicy
 
 from .executor import DEVNULL, EXIT_TIMEOUT, Completed
 from .launch import run_confined, run_unconfined, shell_argv
@@ -49,6 +53,7 @@ class Answer(enum.Enum):
 
 
 Asker = Callable[[Request, Decision], Answer]
+HostAsker = Callable[[str, int], Answer]  # a host:port not in the network allowlist
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,14 +68,19 @@ class RunResult:
     duration_ms: int
     decision: Decision
     is_error: bool  # denied, not confined, or timed out: the agent should change course
+    # A run through the network proxy: each destination asked for, {host, port, allowed}.
+    network: tuple[dict[str, object], ...] | None = None
 
     def as_json(self) -> dict[str, object]:
-        return {
+        out: dict[str, object] = {
             "exit_code": self.exit_code, "stdout": self.stdout, "stderr": self.stderr,
             "truncated": self.truncated, "timed_out": self.timed_out,
             "duration_ms": self.duration_ms, "decision": self.decision.as_json(),
             "is_error": self.is_error,
         }
+        if self.network is not None:
+            out["network"] = list(self.network)
+        return out
 
 
 def request_from_json(value: object) -> Request:
@@ -119,6 +129,8 @@ class Sandbox:
         mode: Mode | str | None = None,
         sandbox_mode: SandboxMode | str | None = None,
         ask: Asker | None = None,
+        allow_net: Sequence[str] = (),
+        ask_host: HostAsker | None = None,
     ) -> None:
         self.project = find_project(_project_dir(project))
         self._home = Path(home) if home is not None else None
@@ -126,6 +138,30 @@ class Sandbox:
         self.sandbox_mode = SandboxMode(sandbox_mode) if sandbox_mode is not None else None
         self.ask = ask  # None: nobody to ask (non-interactive), so an ask is denied
         self.policy: Policy = load_policy(self.project, self._home)
+        # `--allow-net` entries, checked now (a bad one is a usage error, not a run)
+        self.allow_net = tuple(allow_net)
+        self.ask_host = ask_host  # None: an unlisted host is refused
+        self.network()
+
+    def network(self) -> NetworkPolicy | None:
+        """The run's allowlist: the settings' `network:` and `allow_net`; None when
+        there is none (no proxy, and nothing of it imported: `check` stays fast)."""
+        settings = self.policy.settings
+        allow, deny = (*settings.network_allow, *self.allow_net), settings.network_deny
+        if not allow and not deny:
+            return None
+        from swifty_sandbox.policy.network import NetworkEntryError, build
+
+        try:
+            return build(allow, deny)
+        except NetworkEntryError as e:
+            raise UsageError(str(e)) from e
+
+    def always_allow_host(self, entry: str) -> bool:
+        """Add a network.allow entry to the user's own config (`~/.swifty/config.yaml`)."""
+        from swifty_sandbox.policy.netconfig import add_allowed_host
+
+        return add_allowed_host(self.policy.files, entry)
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -215,11 +251,13 @@ class Sandbox:
         memory_bytes: int | None = None,
         processes: int | None = None,
         ask: Asker | None = None,
+        ask_host: HostAsker | None = None,
     ) -> RunResult:
         """Decide, then run confined. Never raises for the command's own failures:
         denied → 126, confinement impossible → 125, timeout → 124.
 
-        `ask`: the asker for this call only (see `resolve`).
+        `ask`: the asker for this call only (see `resolve`); `ask_host` likewise for
+        hosts outside the network allowlist ("always" adds them to the user's config).
 
         `memory_bytes`, `processes`: caps for this command; None takes the settings'
         (`sandbox.limits`), else the defaults (confined runs only); 0 is no cap."""
@@ -240,11 +278,38 @@ class Sandbox:
                 done = run_unconfined(command, cwd=workdir, limits=limits, capture=capture,
                                       stdin=stdin)
             else:
+                host_ask = ask_host if ask_host is not None else self.ask_host
+                kept: list[str] = []
                 done = run_confined(self.spec(workdir, limits), command, capture=capture,
-                                    stdin=stdin)
+                                    stdin=stdin, network=self.network(),
+                                    ask_host=self._host_answers(host_ask, kept))
+                if kept:  # "always": the next run here reads it
+                    self.reload()
         except SetupError as e:
             return _failed(EXIT_SETUP, e.diagnostics(), decision)
         return _result(done, decision, timeout)
+
+    def _host_answers(self, ask: HostAsker | None, kept: list[str]
+                      ) -> Callable[[str, int], bool] | None:
+        """The proxy's yes/no; "always" is written to the user's config at once (the
+        next run reads it; this one has its answer)."""
+        if ask is None:
+            return None
+
+        def answer(host: str, port: int) -> bool:
+            said = ask(host, port)
+            if said is Answer.ALWAYS:
+                from .netproxy import suggestion
+
+                entry = suggestion(host, port)
+                try:
+                    self.always_allow_host(entry)
+                    kept.append(entry)
+                except SwiftyError:  # not kept (a file it cannot extend): yes this once
+                    pass
+            return said is not Answer.NO
+
+        return answer
 
     def _limits(self, timeout: float | None, output_bytes: int, memory_bytes: int | None,
                 processes: int | None) -> Limits:
@@ -297,9 +362,9 @@ def _result(done: Completed, decision: Decision, timeout: float | None) -> RunRe
         exit_code=EXIT_TIMEOUT if done.timed_out else done.exit_code,
         stdout=done.stdout.decode(errors="replace"), stderr=stderr,
         truncated=done.truncated, timed_out=done.timed_out, duration_ms=done.duration_ms,
-        decision=decision, is_error=done.timed_out,
+        decision=decision, is_error=done.timed_out, network=done.network,
     )
 
 
-__all__ = ["EXIT_DENIED", "Answer", "Asker", "RunResult", "Sandbox", "as_request",
+__all__ = ["EXIT_DENIED", "Answer", "Asker", "HostAsker", "RunResult", "Sandbox", "as_request",
            "request_from_json"]

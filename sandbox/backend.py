@@ -22,8 +22,11 @@ from swifty_sandbox.policy.messages import t
 from .spec import SandboxSpec, SetupError
 
 if TYPE_CHECKING:
+    from swifty_sandbox.policy.network import NetworkPolicy
+
     from .doctor import Check
     from .executor import Completed
+    from .netproxy import HostAsk
 
 # Backend name → the module holding its `BACKEND` (imported only when used: `run` on
 # Linux never imports the macOS code, nor `compile --target seatbelt` the Linux code).
@@ -81,9 +84,12 @@ class Backend(Protocol):
         ...
 
     def run(self, spec: SandboxSpec, command: Sequence[str], *, capture: bool,
-            stdin: int | IO[bytes] | None, environ: dict[str, str] | None) -> Completed:
+            stdin: int | IO[bytes] | None, environ: dict[str, str] | None,
+            network: NetworkPolicy | None = None, ask_host: HostAsk | None = None
+            ) -> Completed:
         """Run `command` confined, on this backend's own platform; `SetupError` when
-        the confinement cannot be set up (the command did not run)."""
+        the confinement cannot be set up (the command did not run). `network`: the
+        allowlist of a proxied run; None or empty: no network."""
         ...
 
     def probe(self, configured_bwrap: str | None) -> list[Check]:

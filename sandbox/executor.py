@@ -71,6 +71,7 @@ class Completed:
     timed_out: bool
     duration_ms: int
     status: tuple[dict[str, object], ...] = ()  # bwrap's --json-status-fd documents
+    network: tuple[dict[str, object], ...] | None = None  # proxied runs: destinations
 
 
 def kill_tree(pid: int) -> None:

@@ -11,12 +11,17 @@ import dataclasses
 import os
 import resource
 from collections.abc import Callable, Sequence
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from swifty_sandbox.policy.messages import t
 
 from .executor import DEVNULL, Completed, execute
 from .spec import EXIT_SETUP, Limits, SandboxSpec, SetupError, ensure_temp_dir
+
+if TYPE_CHECKING:
+    from swifty_sandbox.policy.network import NetworkPolicy
+
+    from .netproxy import HostAsk
 
 __all__ = ["EXIT_SETUP", "SetupError", "run_confined", "run_unconfined", "shell_argv"]
 
@@ -44,11 +49,15 @@ def _rlimits(limits: Limits) -> Callable[[], None] | None:
 
 def run_confined(spec: SandboxSpec, command: Sequence[str], *,
                  capture: bool = True, stdin: int | IO[bytes] | None = DEVNULL,
-                 environ: dict[str, str] | None = None) -> Completed:
-    """Run `command` confined by this platform's backend (`backend.backend_for`)."""
+                 environ: dict[str, str] | None = None,
+                 network: NetworkPolicy | None = None, ask_host: HostAsk | None = None
+                 ) -> Completed:
+    """Run `command` confined by this platform's backend (`backend.backend_for`).
+    `network`: the allowlist of a proxied run (`netproxy`); None or empty: none."""
     from .backend import backend_for
 
-    return backend_for().run(spec, command, capture=capture, stdin=stdin, environ=environ)
+    return backend_for().run(spec, command, capture=capture, stdin=stdin, environ=environ,
+                             network=network, ask_host=ask_host)
 
 
 def prepare(spec: SandboxSpec, notes: str) -> tuple[SandboxSpec, str]:

@@ -30,7 +30,15 @@ from collections import Counter, deque
 from dataclasses import replace
 from typing import IO
 
-from swifty_sandbox.policy import Decision, Effect, Request, SandboxMode, SwiftyError, Tool
+from swifty_sandbox.policy import (
+    Decision,
+    Effect,
+    Layer,
+    Request,
+    SandboxMode,
+    SwiftyError,
+    Tool,
+)
 from swifty_sandbox.policy.messages import t
 
 from .api import Answer, Sandbox, request_from_json
@@ -214,7 +222,8 @@ class Server:
                 self.box.reload()
                 self.seen = current
 
-    def ask(self, id_: object, request: Request, decision: Decision) -> Answer:
+    def ask(self, id_: object, request: Request, decision: Decision,
+            **extra: object) -> Answer:
         key = _key(id_)
         slot: list[dict[str, object]] = []
         with self.state:
@@ -226,7 +235,8 @@ class Server:
                 self.asking[key] = slot
         try:
             self.send({"id": id_, "type": "permission_request",
-                       "request": request.describe(), "decision": decision.as_json()})
+                       "request": request.describe(), "decision": decision.as_json(),
+                       **extra})
             if early is not None:
                 response = early
             else:
@@ -296,8 +306,13 @@ class Server:
             # mounts and its aftercare removes race another's set-up (bwrap: "Can't
             # find source path"); decisions, asks and `--sandbox off` stay concurrent.
             confined = self.box.effective_sandbox_mode is not SandboxMode.OFF
+            def ask_host(host: str, port: int) -> Answer:  # the proxy asks one at a time
+                return self.ask(id_, request, Decision(
+                    Effect.ASK, t("net.ask", host=host, port=port), Layer.SANDBOX,
+                    "network"), host=host, port=port)
+
             with self.run_lock if confined else contextlib.nullcontext():
-                result = self.box.run(request, timeout=timeout, ask=ask)
+                result = self.box.run(request, timeout=timeout, ask=ask, ask_host=ask_host)
             if self.closed and result.exit_code == _KILLED:
                 result = replace(result, is_error=True,
                                  stderr=result.stderr + t("serve.ended_at_eof") + "\n")

@@ -20,7 +20,10 @@ from ..spec import TEMP_MOUNTS, SandboxSpec, SetupError, ensure_temp_dir, scrub_
 from ..toolchains import environment as toolchain_environment
 
 if TYPE_CHECKING:
+    from swifty_sandbox.policy.network import NetworkPolicy
+
     from ..doctor import Check
+    from ..netproxy import HostAsk
 
 
 class LinuxBackend:
@@ -52,7 +55,9 @@ class LinuxBackend:
                                "bpf_base64": base64.b64encode(data).decode()})
 
     def run(self, spec: SandboxSpec, command: Sequence[str], *, capture: bool,
-            stdin: int | IO[bytes] | None, environ: dict[str, str] | None) -> Completed:
+            stdin: int | IO[bytes] | None, environ: dict[str, str] | None,
+            network: NetworkPolicy | None = None, ask_host: HostAsk | None = None
+            ) -> Completed:
         from ..probe import find_bwrap
         from .bwrap import bwrap_argv
         from .caps import CapError, prepare
@@ -90,7 +95,16 @@ class LinuxBackend:
             raise SetupError(str(e)) from e
         seccomp_fd = os.memfd_create("swifty-seccomp", 0)
         status_read, status_write = os.pipe()
+        egress = None
         try:
+            if network is not None and network.enabled:
+                from ..netproxy import Egress, forwarder_argv, interpreter_roots
+
+                egress = Egress(network, ask=ask_host)
+                command = forwarder_argv(egress.fd, list(command))
+                if spec.read_roots is not None:  # the forwarder's interpreter, read-only
+                    spec = dataclasses.replace(spec, read_roots=tuple(dict.fromkeys(
+                        (*spec.read_roots, *interpreter_roots()))))
             os.write(seccomp_fd, bpf)
             os.lseek(seccomp_fd, 0, os.SEEK_SET)
             argv = [*caps.outer, *bwrap_argv(spec, [*caps.prefix, *command],
@@ -100,13 +114,22 @@ class LinuxBackend:
             if spec.toolchain_dir is not None:
                 env.update(toolchain_environment(spec.toolchain_dir, spec.home, env))
             handed, status_write = status_write, -1  # execute() closes it, even interrupted
+            channel: tuple[int, ...] = ()
+            if egress is not None:
+                from ..netproxy import proxy_env
+
+                env = proxy_env(env)
+                channel, egress.fd = (egress.fd,), -1
+                egress.start()
             result = execute(
                 argv, env=env, timeout=spec.limits.timeout, capture=capture,
                 output_bytes=spec.limits.output_bytes,
-                stdin=stdin, pass_fds=(seccomp_fd, handed, *dir_fds.values()),
+                stdin=stdin, pass_fds=(seccomp_fd, handed, *channel, *dir_fds.values()),
                 status_fd=status_read,
-                preexec=caps.preexec(), close_after_spawn=(handed,), own_tree=True)
+                preexec=caps.preexec(), close_after_spawn=(handed, *channel),
+                own_tree=True)
         finally:
+            events = egress.close() if egress is not None else None
             for fd in (seccomp_fd, status_read, status_write, *dir_fds.values()):
                 if fd >= 0:
                     os.close(fd)
@@ -120,6 +143,9 @@ class LinuxBackend:
 
             notes += t("run.memory_cap",
                        size=describe_memory(spec.limits.memory_bytes)) + "\n"
+        if events is not None:
+            notes += "".join(e.line() + "\n" for e in events if not e.allowed)
+            result = dataclasses.replace(result, network=tuple(e.as_json() for e in events))
         if notes:
             result = dataclasses.replace(
                 result, stderr=result.stderr + notes.encode(errors="surrogateescape"))

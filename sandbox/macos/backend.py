@@ -26,7 +26,10 @@ from ..toolchains import environment as toolchain_environment
 from .seatbelt import SANDBOX_EXEC, sandbox_exec_argv, seatbelt_profile
 
 if TYPE_CHECKING:
+    from swifty_sandbox.policy.network import NetworkPolicy
+
     from ..doctor import Check
+    from ..netproxy import HostAsk
 
 # sandbox-exec's own failures (sysexits): the profile did not compile (EX_DATAERR) or
 # the sandbox could not be applied (EX_OSERR); it says so on stderr first.
@@ -63,7 +66,12 @@ class MacosBackend:
         return env
 
     def run(self, spec: SandboxSpec, command: Sequence[str], *, capture: bool,
-            stdin: int | IO[bytes] | None, environ: dict[str, str] | None) -> Completed:
+            stdin: int | IO[bytes] | None, environ: dict[str, str] | None,
+            network: NetworkPolicy | None = None, ask_host: HostAsk | None = None
+            ) -> Completed:
+        if network is not None and network.enabled:
+            # The proxy's way in is the Linux forwarder; no network rather than all.
+            raise SetupError(t("setup.macos_network"))
         if spec.limits.processes_required:
             raise SetupError(t("setup.macos_caps"))
         private = None

@@ -1,0 +1,525 @@
+"""The host-side egress proxy of one run: HTTP CONNECT and plain HTTP (absolute URIs).
+
+The sandbox keeps its own empty network namespace. Inside it the forwarder
+(`netforward.py`) listens on 127.0.0.1:PROXY_PORT and hands each accepted socket to
+us over one AF_UNIX socketpair (SCM_RIGHTS); we read the request from that socket
+directly. Everything that arrives on the pair is hostile (the command may find the
+forwarder's end): only connected TCP stream sockets are served, at most
+MAX_CONNECTIONS at once, headers bounded in size and time.
+
+Per destination: the host as written is normalised (`network.normalize_host`: case,
+trailing dot, IDNA, every numeric IPv4 spelling), then deny entries, then allow
+entries (an unlisted host goes to the person when there is one to ask); names are
+resolved here and only an address `NetworkPolicy.address_allowed` accepts is
+connected to — the one that was checked, never a second lookup. One client
+connection is one destination: a plain HTTP request is sent with `Connection: close`
+and the Host header rewritten from the request URI, so nothing that follows on that
+connection (a pipelined or smuggled request) reaches another host. Refusals are a 403
+naming the host and how to allow it; the run's stderr gets the same as one line.
+
+Known limit: inside a CONNECT tunnel the bytes are TLS we do not open, so a client
+may send another name in SNI/Host to the same allowed server (domain fronting); the
+connection still only goes to an address of the allowed name.
+"""
+
+from __future__ import annotations
+
+import array
+import contextlib
+import ipaddress
+import os
+import re
+import socket
+import stat
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+
+from swifty_sandbox.policy.messages import t
+from swifty_sandbox.policy.network import (
+    IPAddress,
+    NetworkEntryError,
+    NetworkPolicy,
+    normalize_host,
+    split_host_port,
+)
+
+PROXY_PORT = 3128  # inside the sandbox's own namespace: no other program has it
+MAX_CONNECTIONS = 128  # at once; more are closed at once
+MAX_HEADER_BYTES = 32 * 1024
+HEADER_SECONDS = 10.0  # for the whole request head: a slowloris gets cut off
+CONNECT_SECONDS = 10.0
+CLOSE_SECONDS = 2.0  # at the end of the run, for the threads to finish, all together
+_CHUNK = 256 * 1024
+_HOP_BY_HOP = frozenset({b"host", b"connection", b"proxy-connection", b"keep-alive",
+                         b"proxy-authorization", b"proxy-authenticate", b"te", b"trailer",
+                         b"upgrade"})
+
+# Control bytes in a request head, CR LF between lines excepted (tab is allowed in values).
+_CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\r(?!\n)|(?<!\r)\n")
+
+HostAsk = Callable[[str, int], bool]
+Resolver = Callable[[str, int], list[IPAddress]]
+
+
+def system_resolve(host: str, port: int) -> list[IPAddress]:
+    """Every address the host's resolver gives for `host` (TCP)."""
+    found: dict[IPAddress, None] = {}
+    for *_, address in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM):
+        found[ipaddress.ip_address(str(address[0]).split("%")[0])] = None
+    return list(found)
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One destination the command asked for, and what we did."""
+
+    host: str
+    port: int
+    allowed: bool
+    why: str = ""  # the refusal, in the user's language
+    entry: str = ""  # what to allow to let it through
+
+    def as_json(self) -> dict[str, object]:
+        return {"host": self.host, "port": self.port, "allowed": self.allowed}
+
+    def line(self) -> str:
+        return t("net.blocked", host=self.host, port=self.port, why=self.why,
+                 entry=self.entry)
+
+
+class _Refused(Exception):
+    def __init__(self, status: int, body: str = "") -> None:
+        super().__init__(status)
+        self.status = status
+        self.body = body
+
+
+def suggestion(host: str, port: int) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return shown if port in (80, 443) else f"{shown}:{port}"
+
+
+class Proxy:
+    """Serves the connections handed over `channel` until `close()`."""
+
+    def __init__(self, policy: NetworkPolicy, channel: socket.socket, *,
+                 ask: HostAsk | None = None, resolve: Resolver = system_resolve) -> None:
+        self.policy = policy
+        self.channel = channel
+        self.ask = ask
+        self.resolve = resolve
+        self._lock = threading.Lock()
+        self._ask_lock = threading.Lock()
+        self._answers: dict[tuple[str, int], bool] = {}
+        self._events: dict[tuple[str, int, bool], Event] = {}
+        self._sockets: set[socket.socket] = set()
+        self._threads: set[threading.Thread] = set()
+        self._active = 0
+        self._closed = False
+        self._receiver = threading.Thread(target=self._receive, name="swifty-netproxy",
+                                          daemon=True)
+
+    def start(self) -> Proxy:
+        self._receiver.start()
+        return self
+
+    @property
+    def events(self) -> tuple[Event, ...]:
+        with self._lock:
+            return tuple(self._events.values())
+
+    def blocked_lines(self) -> list[str]:
+        return [e.line() for e in self.events if not e.allowed]
+
+    def close(self) -> tuple[Event, ...]:
+        """Stop: no socket, descriptor or thread of ours is left when this returns
+        (a thread stuck in the system resolver is a daemon and holds no socket)."""
+        with self._lock:
+            self._closed = True
+            sockets = list(self._sockets)
+        for sock in (self.channel, *sockets):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        deadline = time.monotonic() + CLOSE_SECONDS
+        if self._receiver.is_alive():
+            self._receiver.join(CLOSE_SECONDS)
+        self.channel.close()
+        with self._lock:
+            threads = list(self._threads)
+        for thread in threads:  # one still asking a person or the resolver: left behind
+            thread.join(max(0.0, deadline - time.monotonic()))
+        with self._lock:
+            for sock in self._sockets:
+                sock.close()
+            self._sockets.clear()
+        return self.events
+
+    # -- receiving descriptors ------------------------------------------------------------
+
+    def _receive(self) -> None:
+        room = socket.CMSG_SPACE(16 * array.array("i").itemsize)
+        while True:
+            try:
+                data, ancillary, _, _ = self.channel.recvmsg(64, room)
+            except OSError:
+                return
+            fds: list[int] = []
+            for level, kind, payload in ancillary:
+                if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                    items = array.array("i")
+                    items.frombytes(payload[:len(payload) - len(payload) % items.itemsize])
+                    fds += items
+            for fd in fds:
+                self._serve_fd(fd)
+            if not data and not ancillary:
+                return  # the forwarder is gone
+
+    def _serve_fd(self, fd: int) -> None:
+        client = _stream_socket(fd)
+        if client is None:
+            return
+        with self._lock:
+            if self._closed or self._active >= MAX_CONNECTIONS:
+                client.close()
+                return
+            self._active += 1
+            self._sockets.add(client)
+            thread = threading.Thread(target=self._handle, args=(client,), daemon=True)
+            self._threads.add(thread)
+            thread.start()  # under the lock: close() never sees a thread not started
+
+    def _track(self, sock: socket.socket) -> bool:
+        with self._lock:
+            if self._closed:
+                return False
+            self._sockets.add(sock)
+            return True
+
+    def _forget(self, *socks: socket.socket) -> None:
+        with self._lock:
+            for sock in socks:
+                self._sockets.discard(sock)
+                sock.close()
+
+    # -- one connection ---------------------------------------------------------------------
+
+    def _handle(self, client: socket.socket) -> None:
+        upstream: socket.socket | None = None
+        try:
+            try:
+                head, rest = _read_head(client)
+                _method, host, port, outgoing = _parse(head)
+                upstream = self._open(host, port)
+            except _Refused as e:
+                _reply(client, e.status, e.body)
+                return
+            if outgoing is None:
+                client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            else:
+                upstream.sendall(outgoing)
+            if rest:
+                upstream.sendall(rest)
+            self._relay(client, upstream)
+        except OSError:
+            pass
+        finally:
+            self._forget(client, *((upstream,) if upstream is not None else ()))
+            with self._lock:
+                self._active -= 1
+                self._threads.discard(threading.current_thread())
+
+    def _record(self, host: str, port: int, allowed: bool, why: str = "",
+                entry: str = "") -> None:
+        with self._lock:
+            self._events.setdefault((host, port, allowed),
+                                    Event(host, port, allowed, why, entry or
+                                          suggestion(host, port)))
+
+    def _refuse(self, host: str, port: int, why: str, entry: str = "") -> _Refused:
+        entry = entry or suggestion(host, port)
+        self._record(host, port, False, why, entry)
+        return _Refused(403, t("net.blocked_body", host=host, port=port, why=why,
+                               entry=entry))
+
+    def _decide(self, host: str, port: int) -> bool:
+        """True when the policy allows, False when a person did (so an IP they were
+        shown is as good as an entry naming it); refusals raise."""
+        verdict = self.policy.decide(host, port)
+        if verdict is False:
+            raise self._refuse(host, port, t("net.why_denied"))
+        if verdict is None:
+            if self.ask is None:
+                raise self._refuse(host, port, t("net.why_unlisted"))
+            with self._ask_lock:  # one question at a time, each destination once
+                key = (host, port)
+                if key not in self._answers:
+                    try:
+                        self._answers[key] = bool(self.ask(host, port))
+                    except Exception:  # an asker that failed said nothing: no
+                        self._answers[key] = False
+                if not self._answers[key]:
+                    raise self._refuse(host, port, t("net.why_refused"))
+            return False
+        return True
+
+    def _open(self, host: str, port: int) -> socket.socket:
+        by_policy = self._decide(host, port)
+        try:
+            literal: IPAddress | None = ipaddress.ip_address(host)
+        except ValueError:
+            literal = None
+        try:
+            addresses = [literal] if literal is not None else self.resolve(host, port)
+        except (OSError, UnicodeError):
+            raise _Refused(502, f"swifty-sandbox: cannot resolve {host}\n") from None
+        if literal is not None and not by_policy:
+            usable = [literal]  # the person was asked about this very address
+        else:
+            usable = [a for a in addresses if self.policy.address_allowed(a, port)]
+        if not usable:
+            first = addresses[0] if addresses else None
+            raise self._refuse(host, port, t("net.why_private"),
+                               suggestion(str(first), port) if first else "")
+        self._record(host, port, True)
+        error: OSError | None = None
+        for address in usable:  # connect only to an address that was checked
+            family = socket.AF_INET6 if address.version == 6 else socket.AF_INET
+            sock = socket.socket(family, socket.SOCK_STREAM)
+            if not self._track(sock):
+                sock.close()
+                raise OSError("closed")
+            try:
+                sock.settimeout(CONNECT_SECONDS)
+                sock.connect((str(address), port))
+                sock.settimeout(None)
+                return sock
+            except OSError as e:
+                error = e
+                self._forget(sock)
+        raise _Refused(502, f"swifty-sandbox: cannot connect to {host}:{port}: "
+                            f"{getattr(error, 'strerror', None) or error}\n")
+
+    def _relay(self, client: socket.socket, upstream: socket.socket) -> None:
+        client.settimeout(None)
+        back = threading.Thread(target=_pump, args=(upstream, client), daemon=True)
+        with self._lock:
+            if self._closed:
+                return
+            self._threads.add(back)
+            back.start()
+        try:
+            _pump(client, upstream)
+            back.join()
+        finally:
+            with self._lock:
+                self._threads.discard(back)
+
+
+def _stream_socket(fd: int) -> socket.socket | None:
+    """The descriptor as a connected TCP socket, or None (closed): the sender may be
+    the command, and may send a pipe, a file or a listening socket instead."""
+    try:
+        if not stat.S_ISSOCK(os.fstat(fd).st_mode):
+            os.close(fd)
+            return None
+        sock = socket.socket(fileno=fd)
+    except OSError:
+        os.close(fd)
+        return None
+    try:
+        if sock.family not in (socket.AF_INET, socket.AF_INET6) \
+                or sock.type != socket.SOCK_STREAM:
+            raise OSError("not a TCP stream")
+        sock.getpeername()  # connected
+        return sock
+    except OSError:
+        sock.close()
+        return None
+
+
+def _read_head(client: socket.socket) -> tuple[bytes, bytes]:
+    """The request head (up to the blank line) and what came after it; bounded in
+    size and in total time, however slowly it trickles in."""
+    deadline = time.monotonic() + HEADER_SECONDS
+    data = bytearray()
+    while True:
+        end = data.find(b"\r\n\r\n")
+        if end >= 0:
+            return bytes(data[:end]), bytes(data[end + 4:])
+        if len(data) > MAX_HEADER_BYTES:
+            raise _Refused(431)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise _Refused(408)
+        client.settimeout(left)
+        try:
+            chunk = client.recv(8192)
+        except TimeoutError:
+            raise _Refused(408) from None
+        if not chunk:
+            raise OSError("closed")
+        data += chunk
+
+
+def _authority(text: str, default_port: int | None) -> tuple[str, int]:
+    if not text or any(c in text for c in "@\\/?#%") or not text.isprintable() \
+            or " " in text:
+        raise _Refused(400, "swifty-sandbox: bad host in the request\n")
+    try:
+        host, port = split_host_port(text)
+        port = port if port is not None else default_port
+        if port is None:
+            raise _Refused(400, "swifty-sandbox: CONNECT needs host:port\n")
+        return normalize_host(host), port
+    except NetworkEntryError:
+        raise _Refused(400, "swifty-sandbox: bad host in the request\n") from None
+
+
+def _parse(head: bytes) -> tuple[str, str, int, bytes | None]:
+    """(method, host, port, the request to send upstream or None for CONNECT)."""
+    if _CONTROL.search(head):  # a bare CR or LF would split a line for the server only
+        raise _Refused(400, "swifty-sandbox: control character in the request\n")
+    lines = head.split(b"\r\n")
+    parts = lines[0].split(b" ")
+    if len(parts) != 3 or parts[2] not in (b"HTTP/1.1", b"HTTP/1.0") \
+            or not parts[0].isalpha() or not parts[0].isupper():
+        raise _Refused(400, "swifty-sandbox: not an HTTP proxy request\n")
+    method, target, version = parts
+    headers: list[bytes] = []
+    for line in lines[1:]:
+        name, colon, _ = line.partition(b":")
+        if not colon or not name or name != name.strip() or b"\r" in line or \
+                b"\n" in line or line[:1] in (b" ", b"\t"):
+            raise _Refused(400, "swifty-sandbox: malformed header\n")
+        headers.append(line)
+    try:
+        target_text = target.decode("ascii")
+    except UnicodeDecodeError:
+        raise _Refused(400, "swifty-sandbox: bad request target\n") from None
+    if method == b"CONNECT":
+        host, port = _authority(target_text, None)
+        return "CONNECT", host, port, None
+    if not target_text.lower().startswith("http://"):
+        raise _Refused(400, "swifty-sandbox: only absolute http:// URIs and CONNECT are "
+                            "proxied\n")
+    rest = target_text[7:]
+    cut = min((i for i in (rest.find("/"), rest.find("?"), rest.find("#")) if i >= 0),
+              default=len(rest))
+    authority, path = rest[:cut], rest[cut:].split("#")[0]
+    host, port = _authority(authority, 80)
+    if not path.startswith("/"):
+        path = "/" + path
+    shown = f"[{host}]" if ":" in host else host
+    host_header = shown if port == 80 else f"{shown}:{port}"
+    kept = [h for h in headers if h.partition(b":")[0].strip().lower() not in _HOP_BY_HOP]
+    request = b"\r\n".join([
+        method + b" " + path.encode() + b" " + version,
+        b"Host: " + host_header.encode(), *kept, b"Connection: close"]) + b"\r\n\r\n"
+    return method.decode(), host, port, request
+
+
+_REASONS = {400: "Bad Request", 403: "Forbidden", 408: "Request Timeout",
+            431: "Request Header Fields Too Large", 502: "Bad Gateway"}
+
+
+def _reply(client: socket.socket, status: int, body: str) -> None:
+    data = (body or f"{status} {_REASONS[status]}\n").encode()
+    head = (f"HTTP/1.1 {status} {_REASONS[status]}\r\n"
+            "Content-Type: text/plain; charset=utf-8\r\n"
+            f"Content-Length: {len(data)}\r\nConnection: close\r\n"
+            "X-Swifty-Sandbox: blocked\r\n\r\n" if status == 403 else
+            f"HTTP/1.1 {status} {_REASONS[status]}\r\n"
+            "Content-Type: text/plain; charset=utf-8\r\n"
+            f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n")
+    try:
+        client.settimeout(2)
+        client.sendall(head.encode() + data)
+    except OSError:
+        pass
+
+
+def _pump(source: socket.socket, sink: socket.socket) -> None:
+    """Copy until EOF, then pass the EOF on (a half-close, as TCP has it)."""
+    buffer = bytearray(_CHUNK)
+    view = memoryview(buffer)
+    try:
+        while True:
+            n = source.recv_into(buffer)
+            if not n:
+                break
+            sink.sendall(view[:n])
+    except OSError:
+        pass
+    with contextlib.suppress(OSError):
+        sink.shutdown(socket.SHUT_WR)
+
+
+# -- the sandbox's side ---------------------------------------------------------------------
+
+@cache
+def forwarder_source() -> str:
+    from importlib import resources
+
+    return (resources.files("swifty_sandbox.sandbox") / "netforward.py").read_text("utf-8")
+
+
+def forwarder_argv(fd: int, command: list[str]) -> list[str]:
+    """The command behind the forwarder (isolated interpreter, no site: nothing of
+    the user's Python environment is imported inside). The interpreter itself, not a
+    virtualenv's link to it: its start-up then skips the venv lookups (~9 ms)."""
+    python = os.path.realpath(sys.executable)
+    return [python, "-I", "-S", "-c", forwarder_source(), str(fd), str(PROXY_PORT), "--",
+            *command]
+
+
+def proxy_env(environ: dict[str, str], port: int = PROXY_PORT) -> dict[str, str]:
+    """The variables that make the usual tools use the proxy; the command's own
+    loopback (its test servers) stays direct."""
+    url = f"http://127.0.0.1:{port}"
+    local = "localhost,127.0.0.1,::1"
+    env = dict(environ)
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        env[name] = env[name.lower()] = url
+    env["NO_PROXY"] = env["no_proxy"] = local
+    env.update({
+        "PIP_PROXY": url, "npm_config_proxy": url, "npm_config_https_proxy": url,
+        "npm_config_noproxy": local, "YARN_HTTP_PROXY": url, "YARN_HTTPS_PROXY": url,
+        "CARGO_HTTP_PROXY": url,
+    })
+    java = (f"-Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort={port} "
+            f"-Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort={port} "
+            "-Dhttp.nonProxyHosts=localhost|127.0.0.1")
+    env["JAVA_TOOL_OPTIONS"] = f"{env['JAVA_TOOL_OPTIONS']} {java}" \
+        if env.get("JAVA_TOOL_OPTIONS") else java
+    return env
+
+
+def interpreter_roots() -> tuple[str, ...]:
+    """What the forwarder's interpreter reads (for profiles that limit reads)."""
+    paths = (os.path.dirname(os.path.realpath(sys.executable)), os.path.dirname(
+        sys.executable), sys.base_prefix, sys.base_exec_prefix)
+    return tuple(dict.fromkeys(p for p in paths if os.path.isdir(p)))
+
+
+class Egress:
+    """The proxy of one run and the sandbox's end of its channel."""
+
+    def __init__(self, policy: NetworkPolicy, *, ask: HostAsk | None = None,
+                 resolve: Resolver = system_resolve) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.fd = theirs.detach()  # handed to the sandbox; execute() closes our copy
+        self.proxy = Proxy(policy, ours, ask=ask, resolve=resolve)
+
+    def start(self) -> Egress:
+        self.proxy.start()
+        return self
+
+    def close(self) -> tuple[Event, ...]:
+        if self.fd >= 0:  # never handed over (set-up failed before the spawn)
+            os.close(self.fd)
+            self.fd = -1
+        return self.proxy.close()
