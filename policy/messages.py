@@ -1090,6 +1090,13 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "swifty-sandbox：已阻止访问 {host}:{port}（{why}）；可用 --allow-net {entry} "
         "或 ~/.swifty/config.yaml 中的 network.allow 允许它",
     ),
+    "net.offline": (
+        "swifty-sandbox: this command ran without network (the sandbox's default); allow "
+        "the hosts it needs with --allow-net HOST (or a preset such as @pypi, @npm) or "
+        "network.allow in ~/.swifty/config.yaml",
+        "swifty-sandbox：该命令在无网络环境中运行（沙箱默认如此）；可用 --allow-net 主机"
+        "（或 @pypi、@npm 等预设）或 ~/.swifty/config.yaml 中的 network.allow 允许所需主机",
+    ),
     "net.why_unlisted": ("not in the allowlist", "不在允许列表中"),
     "net.why_denied": ("a network.deny entry names it", "network.deny 中的条目禁止了它"),
     "net.why_refused": ("the person said no", "用户拒绝了"),

@@ -56,8 +56,33 @@ def run_confined(spec: SandboxSpec, command: Sequence[str], *,
     `network`: the allowlist of a proxied run (`netproxy`); None or empty: none."""
     from .backend import backend_for
 
-    return backend_for().run(spec, command, capture=capture, stdin=stdin, environ=environ,
-                             network=network, ask_host=ask_host)
+    result = backend_for().run(spec, command, capture=capture, stdin=stdin,
+                               environ=environ, network=network, ask_host=ask_host)
+    if result.exit_code != 0 and not (network is not None and network.enabled):
+        hint = offline_hint(result.stderr)
+        if hint:
+            result = dataclasses.replace(result, stderr=result.stderr + hint.encode())
+    return result
+
+
+# What resolvers and clients print when a name cannot be looked up or no route exists:
+# in a sandbox without network, that is our policy, not an outage (glibc, curl/git, node,
+# Go, Rust, Java, Python).
+_OFFLINE_SIGNS = (b"Temporary failure in name resolution", b"Could not resolve host",
+                  b"Name or service not known", b"No address associated with hostname",
+                  b"getaddrinfo EAI_AGAIN", b"getaddrinfo ENOTFOUND",
+                  b"Network is unreachable", b"dial tcp: lookup ",
+                  b"failed to lookup address information", b"UnknownHostException",
+                  b"NameResolutionError", b"Couldn't resolve host",
+                  b"No matching distribution found")  # pip with --retries 0 says only this
+
+
+def offline_hint(stderr: bytes) -> str:
+    """One line for a failed command that met the missing network ("" otherwise), so
+    an agent knows it is policy and how to open a host."""
+    if not any(sign in stderr for sign in _OFFLINE_SIGNS):
+        return ""
+    return t("net.offline") + "\n"
 
 
 def prepare(spec: SandboxSpec, notes: str) -> tuple[SandboxSpec, str]:

@@ -243,9 +243,26 @@ def test_pip_download_end_to_end(project: Path, home: Path) -> None:
     assert refused.exit_code != 0
     assert "swifty-sandbox: blocked network access to pypi.org:443 (not in the " \
            "allowlist); allow it with --allow-net pypi.org" in refused.stderr, refused
-    # And with no network at all: nothing leaves (pip's own error, no proxy).
+    # And with no network at all: nothing leaves (no proxy); pip's error, then our line.
     none = Sandbox(project, home=home).run(pip, timeout=120)
     assert none.exit_code != 0 and none.network is None
+    assert OFFLINE in none.stderr, none
+
+
+OFFLINE = "swifty-sandbox: this command ran without network (the sandbox's default)"
+
+
+def test_a_command_without_network_is_told_why(project: Path, home: Path) -> None:
+    box = Sandbox(project, home=home)
+    lookup = [sys.executable, "-I", "-c",
+              "import socket; socket.getaddrinfo('example.com', 443)"]
+    failed = box.run(lookup)
+    assert failed.exit_code != 0 and "name resolution" in failed.stderr, failed
+    assert failed.stderr.count(OFFLINE) == 1, failed
+    # Controls: another failure, or a success, gets no such line.
+    other = box.run(["sh", "-c", "echo 'no such file' >&2; exit 3"])
+    assert other.exit_code == 3 and OFFLINE not in other.stderr
+    assert OFFLINE not in box.run(["sh", "-c", "echo ok"]).stderr
 
 
 def test_a_person_is_asked_and_always_is_kept(fetch: Callable[..., RunResult],
