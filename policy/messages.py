@@ -975,6 +975,12 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "write-denied path ({pattern})",
         "它不存在，而创建它会产生受保护、隐藏或禁止写入的路径（{pattern}）",
     ),
+    # -- start-up: the warm fork server (cli/entry.py, cli/warm.py) --
+    "warm.lost": (
+        "the swifty-sandbox server ended before the command finished; its outcome is "
+        "unknown (set SWIFTY_DAEMON=off to run without the server)",
+        "swifty-sandbox 服务在命令结束前退出；结果未知（设置 SWIFTY_DAEMON=off 可不经服务运行）",
+    ),
 }
 
 _ENGLISH, _CHINESE = 0, 1
