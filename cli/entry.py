@@ -265,6 +265,19 @@ def _recv_exact(sock: object, size: int) -> bytes:
     return bytes(data)
 
 
+def _interpreter_options() -> list[str]:
+    """Our interpreter's options, for the server's: UTF-8 mode is one we may have
+    switched on ourselves (a C locale at start-up), which the server, inheriting the
+    coerced locale, would not."""
+    options = ["-X", f"utf8={sys.flags.utf8_mode}", *["-O"] * sys.flags.optimize]
+    if sys.flags.isolated:
+        options.append("-I")
+    options += [flag for on, flag in ((sys.flags.ignore_environment, "-E"),
+                                      (sys.flags.no_user_site, "-s"),
+                                      (sys.flags.dont_write_bytecode, "-B")) if on]
+    return options + (["-X", "dev"] if sys.flags.dev_mode else [])
+
+
 def _start_server() -> None:
     """Start this context's server in the background, detached from our descriptors
     and session (a caller reading our output to its end must not wait for it)."""
@@ -283,8 +296,8 @@ def _start_server() -> None:
                     os.dup2(null, fd)
                 os.closerange(3, 1 << 16)
                 os.chdir("/")
-                os.execv(sys.executable,
-                         [sys.executable, "-P", "-m", "swifty_sandbox.cli.warm"])
+                os.execv(sys.executable, [sys.executable, *_interpreter_options(), "-P",
+                                          "-m", "swifty_sandbox.cli.warm"])
         finally:
             os._exit(0)
     os.waitpid(pid, 0)  # the child exits at once; the server is nobody's child of ours
