@@ -49,13 +49,20 @@ IDLE_SECONDS = 300.0
 _FORWARDED = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
 
 
+# Not imported ahead: what `run`, `check`, `hook` and `compile` never import (the MCP
+# SDK), and what runs on import.
+_SKIP = frozenset({"__main__", "mcp", "mcp_server", "warm"})
+
+
 def warm_up() -> None:
-    """Import what any served command imports on its way (the later imports in
-    functions then find the module loaded)."""
+    """Import every module of the package and what any served command imports on its
+    way (the later imports in functions then find the module loaded)."""
     import _sha256  # type: ignore[import-not-found]  # noqa: F401
     import base64  # noqa: F401
     import hashlib  # noqa: F401
-    import importlib.resources.readers  # noqa: F401
+    import importlib
+    import importlib.resources.readers
+    import pkgutil
     import pwd  # noqa: F401
     import zipfile  # noqa: F401
 
@@ -66,24 +73,15 @@ def warm_up() -> None:
     import yaml
     import yaml.cyaml  # noqa: F401
 
-    import swifty_sandbox.profiles  # noqa: F401
-    from swifty_sandbox.policy import engine, loader, programs, shell, store  # noqa: F401
-    from swifty_sandbox.sandbox import (  # noqa: F401
-        aftercare,
-        api,
-        executor,
-        expand,
-        gitfiles,
-        hooks,
-        jsonlines,
-        launch,
-        probe,
-        spec,
-    )
-    from swifty_sandbox.sandbox.linux import bwrap, caps, cgroups, seccomp  # noqa: F401
+    import swifty_sandbox
 
-    from . import check, common, hook, main, run  # noqa: F401
-    from . import compile as compile_module  # noqa: F401
+    for package in ("policy", "sandbox", "sandbox.linux", "cli", "profiles"):
+        module = importlib.import_module(f"swifty_sandbox.{package}")
+        for info in pkgutil.iter_modules(module.__path__):
+            if info.name not in _SKIP:
+                importlib.import_module(f"{module.__name__}.{info.name}")
+    for name in swifty_sandbox.__all__:
+        getattr(swifty_sandbox, name)
 
 
 _STATUS_FIELDS = (b"Uid:", b"Gid:", b"Groups:", b"Umask:", b"CapInh:", b"CapPrm:",
