@@ -23,6 +23,7 @@ disables it.
 
 from __future__ import annotations
 
+import _socket  # `socket` imports `selectors` and more; the C module is all we use
 import os
 import sys
 
@@ -81,8 +82,8 @@ def _eligible(args: list[str]) -> bool:
         return False
 
 
-def flags() -> list[object]:
-    return [getattr(sys.flags, name) for name in FLAGS]
+def flags() -> list[int]:
+    return [int(getattr(sys.flags, name)) for name in FLAGS]
 
 
 def import_path() -> list[str]:
@@ -136,22 +137,20 @@ def namespaces(pid: int | str) -> tuple[str, ...]:
                  for ns in ("user", "mnt", "pid", "net", "ipc", "uts", "cgroup"))
 
 
-def peer(sock: object) -> tuple[int, int] | None:
+def peer(sock: _socket.socket) -> tuple[int, int] | None:
     """The other end's pid and a pidfd for it, when it is a process of our uid in our
     namespaces — never a sandboxed command, which always has namespaces of its own.
     The caller closes the pidfd after checking `alive` once it has read what it needs
     from /proc/<pid>: an entry read while the process lives is its own, not a recycled
     pid's."""
-    import socket
     import struct
 
-    assert isinstance(sock, socket.socket)
     try:
         pid, uid, _gid = struct.unpack(
-            "3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+            "3i", sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12))
         if uid != os.getuid() or pid <= 0:
             return None
-        pidfd = sock.getsockopt(socket.SOL_SOCKET, SO_PEERPIDFD)
+        pidfd = sock.getsockopt(_socket.SOL_SOCKET, SO_PEERPIDFD)
     except OSError:  # a kernel without SO_PEERPIDFD: no server
         return None
     try:
@@ -175,14 +174,12 @@ def alive(pidfd: int) -> bool:
         return False
 
 
-def _connect() -> object | None:
-    import socket
-
+def _connect() -> _socket.socket | None:
     path = socket_path()
     folder = None if path is None else open_run_dir(os.path.dirname(path), create=False)
     if path is None or folder is None:
         return None
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM | _socket.SOCK_CLOEXEC)
     try:
         sock.connect(f"/proc/self/fd/{folder}/{os.path.basename(path)}")
         found = peer(sock)  # never hand our descriptors and environment elsewhere
@@ -200,24 +197,34 @@ def _connect() -> object | None:
     return sock
 
 
-def _call(sock: object, args: list[str]) -> int | None:
+def header(args: list[str]) -> bytes:
+    """The call as JSON (the `json` package costs more to import than this)."""
+    from _json import encode_basestring_ascii as text
+
+    def strings(values: list[str]) -> str:
+        return "[" + ", ".join(text(v) for v in values) + "]"
+
+    env = ", ".join(f"{text(k)}: {text(v)}" for k, v in os.environ.items())
+    flag_values = ", ".join(str(f) for f in flags())
+    return (f'{{"protocol": {PROTOCOL}, "argv": {strings(args)}, "env": {{{env}}}, '
+            f'"flags": [{flag_values}], "path": {strings(import_path())}}}').encode()
+
+
+def _call(sock: _socket.socket, args: list[str]) -> int | None:
     """Hand the call to a worker; its exit status, or None when it refused before
     doing anything (the call then runs here)."""
-    import json
     import signal
-    import socket
     import struct
 
-    assert isinstance(sock, socket.socket)
     cwd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        header = json.dumps({"protocol": PROTOCOL, "argv": args, "env": dict(os.environ),
-                             "flags": flags(), "path": import_path()}).encode()
-        if len(header) > MAX_HEADER:
+        data = header(args)
+        if len(data) > MAX_HEADER:
             return None
         fds = [0, 1, 2, cwd]
-        sock.sendmsg([struct.pack("!I", len(header)), header],
-                     [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack(f"{len(fds)}i", *fds))])
+        sock.sendmsg([struct.pack("!I", len(data)), data],
+                     [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS,
+                       struct.pack(f"{len(fds)}i", *fds))])
     except OSError:
         sock.close()
         return None
@@ -252,11 +259,11 @@ def _call(sock: object, args: list[str]) -> int | None:
     return 125
 
 
-def _recv_exact(sock: object, size: int) -> bytes:
+def _recv_exact(sock: _socket.socket, size: int) -> bytes:
     data = b""
     while len(data) < size:
         try:
-            chunk = sock.recv(size - len(data))  # type: ignore[attr-defined]
+            chunk = sock.recv(size - len(data))
         except OSError:
             break
         if not chunk:

@@ -84,6 +84,25 @@ def warm_up() -> None:
         getattr(swifty_sandbox, name)
 
 
+def prepare() -> None:
+    """Compute ahead what depends on this package's own data only (which the server's
+    code stamp fixes): the built-in program table, the shell parser, the BPF of each
+    built-in profile's seccomp set (the cache is keyed by the set itself, so a worker
+    with another profile builds its own). Nothing that reads a user's or project's file."""
+    from pathlib import Path
+
+    from swifty_sandbox.policy.profile import load_profile
+    from swifty_sandbox.policy.programs import builtin_table
+    from swifty_sandbox.policy.shell import parse
+    from swifty_sandbox.sandbox.linux.seccomp import export
+
+    builtin_table()
+    parse("true")
+    for name in ("default", "strict", "permissive"):
+        with contextlib.suppress(Exception):  # best effort: a worker builds what is missing
+            export(load_profile(name, Path("/")).seccomp)
+
+
 _STATUS_FIELDS = (b"Uid:", b"Gid:", b"Groups:", b"Umask:", b"CapInh:", b"CapPrm:",
                   b"CapEff:", b"CapBnd:", b"CapAmb:", b"NoNewPrivs:", b"Seccomp:",
                   b"Seccomp_filters:", b"Speculation_Store_Bypass:", b"Cpus_allowed_list:",
@@ -156,6 +175,7 @@ def serve() -> int:
     warm_up()
     if code_stamp() != stamp:  # the code changed while it was imported
         return 1
+    prepare()
     own = context("self")
     mine = {"flags": flags(), "path": import_path(), "env": _environment(os.environ)}
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)

@@ -254,7 +254,7 @@ def test_no_server_behind_a_foreign_or_unsafe_socket(home: Path, project: Path,
         real.rename(folder)
         ours = entry._connect()  # the control: our own listener in a private directory
         assert ours is not None
-        ours.close()  # type: ignore[attr-defined]
+        ours.close()
     finally:
         listener.close()
     os.unlink(path)
