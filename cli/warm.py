@@ -131,27 +131,32 @@ def context(pid: int | str) -> tuple[object, ...]:
 
 
 def code_stamp() -> tuple[object, ...]:
-    """This package's code and data as they are now (and the import path's folders: a
-    dependency installed or removed changes them). A server whose code changed
-    refuses and leaves."""
+    """This package's code and data files as they are now, and the folders of the
+    import path (installing, upgrading or removing a dependency adds or renames files
+    there). A server whose code changed refuses calls and leaves. Checked on every
+    call, so it stays cheap: stat calls, no reading."""
     here = os.path.dirname(os.path.abspath(__file__))
     top = os.path.dirname(here)
     stamp: list[object] = []
     for folder in (here, os.path.join(top, "policy"), os.path.join(top, "sandbox"),
                    os.path.join(top, "sandbox", "linux"), os.path.join(top, "profiles"),
-                   os.path.join(top, "swifty_sandbox"), *import_path()):
+                   os.path.join(top, "swifty_sandbox")):
         try:
-            info = os.stat(folder)
-            stamp.append((folder, info.st_ino, info.st_mtime_ns, info.st_ctime_ns))
             with os.scandir(folder) as entries:
                 for entry in entries:
-                    if entry.name.endswith((".py", ".yaml", ".json", ".sbpl", ".pth", ".so")):
+                    if entry.name.endswith((".py", ".yaml", ".json", ".sbpl")):
                         info = entry.stat()
                         stamp.append((entry.path, info.st_ino, info.st_size,
                                       info.st_mtime_ns, info.st_ctime_ns))
         except OSError:
             stamp.append((folder, None))
-    return tuple(sorted(stamp, key=repr))
+    for folder in import_path():
+        try:
+            info = os.stat(folder)
+            stamp.append((folder, info.st_ino, info.st_mtime_ns, info.st_ctime_ns))
+        except OSError:
+            stamp.append((folder, None))
+    return tuple(stamp)
 
 
 def _environment(env: dict[str, str] | os._Environ[str]) -> dict[str, str]:
