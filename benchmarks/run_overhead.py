@@ -95,6 +95,28 @@ def fresh_bytecode() -> None:
         compileall.compile_dir(str(package / folder), quiet=1)
 
 
+def installed_script(folder: Path) -> Path:
+    """`swifty-sandbox` as `pip install` makes it (not editable: an editable install
+    adds an import hook, ~10 ms, to every Python start-up) in a venv of its own that
+    borrows this one's dependencies through a `.pth` line, byte-compiled."""
+    import site
+    import sysconfig
+
+    venv = folder / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    purelib = subprocess.run([str(python), "-c",
+                              "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             check=True, capture_output=True, text=True).stdout.strip()
+    ours = sysconfig.get_paths()["purelib"]
+    Path(purelib, "borrowed-dependencies.pth").write_text(
+        "\n".join(dict.fromkeys([ours, *site.getsitepackages()])) + "\n")
+    root = Path(__file__).resolve().parent.parent
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q",
+                    "--no-deps", str(root)], check=True)
+    return venv / "bin" / "swifty-sandbox"
+
+
 def served(project: Path) -> tuple[Callable[[], None], Callable[[], None]]:
     """One request to a long-lived `swifty-sandbox serve`, as an agent sends it."""
     import json
@@ -119,9 +141,12 @@ def served(project: Path) -> tuple[Callable[[], None], Callable[[], None]]:
     return run, stop
 
 
-def per_command(project: Path, runs: int, peers: bool) -> None:
+def per_command(project: Path, runs: int, peers: bool, editable: bool) -> None:
     fresh_bytecode()
-    script = Path(sys.executable).with_name("swifty-sandbox")
+    folder = Path(tempfile.mkdtemp(prefix="swifty-bench-"))
+    script = Path(sys.executable).with_name("swifty-sandbox") if editable \
+        else installed_script(folder)
+    print(f"measuring {script}")
     serve_one, stop_serving = served(project)
     ours = command([str(script), "run", "--", "true"], project)
     for _ in range(3):  # the first call starts the warm server; wait until it serves
@@ -145,6 +170,7 @@ def per_command(project: Path, runs: int, peers: bool) -> None:
                 run()
                 times[name].append((time.perf_counter() - start) * 1000)
     stop_serving()
+    shutil.rmtree(folder, ignore_errors=True)
     run_ms = statistics.median(times["swifty-sandbox run"])
     print(f"\n`run -- true`, median of {runs} (ms), and swifty-sandbox's ratio to each:")
     for name, samples in times.items():
@@ -196,11 +222,13 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--no-peers", action="store_true")
     parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--editable", action="store_true",
+                        help="measure this venv's (editable) install instead of a regular one")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=Path.home()) as tmp:
         project = Path(tmp)
         (project / ".git").mkdir()
-        per_command(project, args.runs, not args.no_peers)
+        per_command(project, args.runs, not args.no_peers, args.editable)
     setup_times([int(s) for s in args.sizes.split(",")])
 
 

@@ -20,6 +20,7 @@ import gc
 import io
 import json
 import os
+import select
 import signal
 import socket
 import stat
@@ -194,48 +195,35 @@ def serve() -> int:
         os.umask(old)
     server.listen(64)
     bound = os.stat(where, follow_symlinks=False).st_ino
-    workers: set[int] = set()
-    last = time.monotonic()
-    server.settimeout(5.0)
     gc.freeze()  # workers share the imported objects' pages instead of copying them
+    # One worker waits in accept() ahead of each call, so no fork is on a call's path;
+    # it tells us when it took a call (b"a": fork the next) or saw the code change
+    # (b"q"). A connection it refuses is no call: it waits for the next one itself.
+    notify_read, notify_write = os.pipe2(os.O_CLOEXEC)
+    workers: set[int] = set()
+    spare = _spare(server, notify_write, (lock, folder, notify_read), own, mine, stamp)
+    workers.add(spare)
+    last = time.monotonic()
     while True:
+        ready, _, _ = select.select([notify_read], [], [], 5.0)
         _reap(workers)
+        if ready:
+            message = os.read(notify_read, 64)
+            if b"q" in message:
+                break
+            last = time.monotonic()
+            spare = _spare(server, notify_write, (lock, folder, notify_read), own, mine,
+                           stamp)
+            workers.add(spare)
         try:
             if os.stat(where, follow_symlinks=False).st_ino != bound:
                 break
         except OSError:
             break
-        try:
-            conn, _ = server.accept()
-        except TimeoutError:
-            if not workers and time.monotonic() - last > IDLE_SECONDS:
-                break
-            continue
-        last = time.monotonic()
-        try:
-            if code_stamp() != stamp:
-                break  # the caller sees the connection closed and runs the call itself
-            found = peer(conn)
-            if found is None:
-                continue
-            pid, pidfd = found
-            try:
-                same = context(pid) == own and alive(pidfd)
-            except OSError:
-                same = False
-            finally:
-                os.close(pidfd)
-            if not same:
-                continue
-            child = os.fork()
-            if child == 0:
-                server.close()
-                os.close(lock)
-                os.close(folder)
-                _work(conn, mine)  # never returns
-            workers.add(child)
-        finally:
-            conn.close()
+        if workers == {spare} and time.monotonic() - last > IDLE_SECONDS:
+            break
+    with contextlib.suppress(OSError):  # the spare's accept() fails and it leaves; one
+        server.shutdown(socket.SHUT_RDWR)  # that already took a call finishes it
     server.close()
     try:
         if os.stat(where, follow_symlinks=False).st_ino == bound:
@@ -244,6 +232,41 @@ def serve() -> int:
         pass
     return 0
 
+
+
+def _spare(server: socket.socket, notify: int, close: tuple[int, ...],
+           own: tuple[object, ...], mine: dict[str, object], stamp: tuple[object, ...]
+           ) -> int:
+    """Fork a worker that takes the next connection: only a process of our uid and
+    context (see `context`), while the code is the server's own."""
+    child = os.fork()
+    if child:
+        return child
+    try:
+        for fd in close:
+            os.close(fd)
+        while True:
+            conn, _ = server.accept()
+            if code_stamp() != stamp:
+                os.write(notify, b"q")  # the caller sees the connection closed and runs
+                os._exit(0)  # the call itself
+            found = peer(conn)
+            if found is not None:
+                pid, pidfd = found
+                try:
+                    same = context(pid) == own and alive(pidfd)
+                except OSError:
+                    same = False
+                finally:
+                    os.close(pidfd)
+                if same:
+                    os.write(notify, b"a")
+                    server.close()
+                    os.close(notify)
+                    _work(conn, mine)  # never returns
+            conn.close()  # not ours to serve: the next one
+    finally:
+        os._exit(0)
 
 
 def _reap(workers: set[int]) -> None:
