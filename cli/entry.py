@@ -28,8 +28,9 @@ import os
 import sys
 
 FAST_COMMANDS = frozenset({"run", "check", "hook", "compile"})
-# What a worker would resolve differently from this process (its own pid and fds).
-_PROCESS_RELATIVE = ("/proc/self", "/proc/thread-self", "/dev/fd/", f"/proc/{os.getpid()}")
+# What a worker would resolve differently from this process (its own pid, fds and
+# controlling terminal).
+_PROCESS_RELATIVE = ("/proc/self", "/proc/thread-self", "/dev/fd/", "/dev/tty")
 # Variables that follow the working directory, which is passed as a descriptor.
 CWD_VARS = frozenset({"PWD", "OLDPWD", "_"})
 PROTOCOL = 1

@@ -104,7 +104,8 @@ def prepare() -> None:
             export(load_profile(name, Path("/")).seccomp)
 
 
-_STATUS_FIELDS = (b"Uid:", b"Gid:", b"Groups:", b"Umask:", b"CapInh:", b"CapPrm:",
+_STATUS_FIELDS = (b"Uid:", b"Gid:", b"Groups:", b"Umask:", b"SigBlk:", b"SigIgn:",
+                  b"CapInh:", b"CapPrm:",
                   b"CapEff:", b"CapBnd:", b"CapAmb:", b"NoNewPrivs:", b"Seccomp:",
                   b"Seccomp_filters:", b"Speculation_Store_Bypass:", b"Cpus_allowed_list:",
                   b"Mems_allowed_list:")

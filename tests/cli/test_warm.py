@@ -420,8 +420,19 @@ def _locked(lock: Path) -> bool:
         os.close(fd)
 
 
+def test_a_caller_that_ignores_hangups_is_not_served(server: object, project: Path) -> None:
+    """`nohup swifty-sandbox run …`: the command must inherit the ignored SIGHUP, which a
+    worker of a server that does not ignore it would not pass on; the call runs here."""
+    result = subprocess.run([sys.executable, "-c", SERVED, "check", "--", "ls"], cwd=project,
+                            capture_output=True, timeout=120, check=False, env=env(),
+                            preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+    assert b"refused" in result.stderr or b"no server" in result.stderr
+    assert served("check", "--", "ls", cwd=project).returncode == 0  # the control
+
+
 def test_a_terminal_or_a_process_relative_path_stays_here() -> None:
     assert not entry._eligible(["run", "--", "cat", "/proc/self/status"])
     assert not entry._eligible(["check", "--batch", "/dev/fd/3"])
+    assert not entry._eligible(["check", "--batch", "/dev/tty"])
     assert not entry._eligible(["doctor"])
     assert not entry._eligible([])
