@@ -74,15 +74,11 @@ def warm_up() -> None:
     import yaml
     import yaml.cyaml  # noqa: F401
 
-    import swifty_sandbox
-
     for package in ("policy", "sandbox", "sandbox.linux", "cli", "profiles"):
         module = importlib.import_module(f"swifty_sandbox.{package}")
         for info in pkgutil.iter_modules(module.__path__):
             if info.name not in _SKIP:
                 importlib.import_module(f"{module.__name__}.{info.name}")
-    for name in swifty_sandbox.__all__:
-        getattr(swifty_sandbox, name)
 
 
 def prepare() -> None:
