@@ -83,18 +83,23 @@ def warm_up() -> None:
 
 def prepare() -> None:
     """Compute ahead what depends on this package's own data only (which the server's
-    code stamp fixes): the built-in program table, the shell parser, the BPF of each
-    built-in profile's seccomp set (the cache is keyed by the set itself, so a worker
-    with another profile builds its own). Nothing that reads a user's or project's file."""
+    code stamp fixes): the built-in program table and syscall sets, the shell parser,
+    the BPF of each built-in profile's seccomp set (the cache is keyed by the set itself,
+    so a worker with another profile builds its own); and where this process may make
+    cgroups, which a long-lived `serve` also looks up once. Nothing that reads a user's
+    or project's file."""
     from pathlib import Path
 
     from swifty_sandbox.policy.profile import load_profile
     from swifty_sandbox.policy.programs import builtin_table
     from swifty_sandbox.policy.shell import parse
+    from swifty_sandbox.sandbox.linux.cgroups import places
     from swifty_sandbox.sandbox.linux.seccomp import export
 
     builtin_table()
     parse("true")
+    with contextlib.suppress(OSError):
+        places()
     for name in ("default", "strict", "permissive"):
         with contextlib.suppress(Exception):  # best effort: a worker builds what is missing
             export(load_profile(name, Path("/")).seccomp)
