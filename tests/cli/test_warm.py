@@ -33,6 +33,10 @@ SERVED = ("import sys\n"
 
 Call = Callable[..., subprocess.CompletedProcess[bytes]]
 
+# Also in the suite's unprivileged pass (scripts/test): pidfds, /proc and namespaces are
+# what the server's checks read, and root reads more of them.
+pytestmark = pytest.mark.bwrap
+
 
 def env() -> dict[str, str]:
     """The tests' environment without pytest's per-phase variable (a server started
@@ -106,6 +110,7 @@ def same(args: list[str], cwd: Path, stdin: bytes | None = None,
     return fast
 
 
+@pytest.mark.skipif(not CORPUS.exists(), reason="the shared corpora are not beside this tree")
 def test_agent_corpus_decides_the_same(server: object, project: Path, home: Path) -> None:
     batch = home / "agent.jsonl"
     shutil.copyfile(CORPUS, batch)
