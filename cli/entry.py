@@ -217,23 +217,6 @@ def _call(sock: _socket.socket, args: list[str]) -> int | None:
     import signal
     import struct
 
-    cwd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        data = header(args)
-        if len(data) > MAX_HEADER:
-            return None
-        fds = [0, 1, 2, cwd]
-        sock.sendmsg([struct.pack("!I", len(data)), data],
-                     [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS,
-                       struct.pack(f"{len(fds)}i", *fds))])
-    except OSError:
-        sock.close()
-        return None
-    finally:
-        os.close(cwd)
-    if _recv_exact(sock, 1) != ACCEPTED:
-        sock.close()
-        return None
     forwarded: list[int] = []
 
     def forward(signum: int, frame: object) -> None:
@@ -246,14 +229,35 @@ def _call(sock: _socket.socket, args: list[str]) -> int | None:
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         if signal.getsignal(signum) is not signal.SIG_IGN:  # nohup stays nohup
             signal.signal(signum, forward)
-    answer = _recv_exact(sock, 5)
+    try:
+        # O_PATH: a working directory we may not read is still one to work in.
+        cwd = os.open(".", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            data = header(args)
+            fds = [0, 1, 2, cwd]
+            if len(data) <= MAX_HEADER:
+                sock.sendmsg([struct.pack("!I", len(data)), data],
+                             [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS,
+                               struct.pack(f"{len(fds)}i", *fds))])
+        finally:
+            os.close(cwd)
+        accepted = len(data) <= MAX_HEADER and _recv_exact(sock, 1) == ACCEPTED
+        answer = _recv_exact(sock, 5) if accepted else b""
+    except OSError:
+        accepted, answer = False, b""
     sock.close()
     if len(answer) == 5 and answer[:1] == EXITED:
         code: int = struct.unpack("!i", answer[1:])[0]
         return code
-    if forwarded:  # the worker died of the signal we passed on: so do we
-        signal.signal(forwarded[-1], signal.SIG_DFL)
+    if forwarded:  # interrupted, before the call or while the worker ran it: as the
+        signal.signal(forwarded[-1], signal.SIG_DFL)  # call would have been, we end
         os.kill(os.getpid(), forwarded[-1])
+    if not accepted:
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(signum) is forward:
+                signal.signal(signum, signal.default_int_handler if signum == signal.SIGINT
+                              else signal.SIG_DFL)
+        return None
     from swifty_sandbox.policy.messages import t
 
     os.write(2, (t("cli.error", message=t("warm.lost")) + "\n").encode("utf-8", "replace"))
