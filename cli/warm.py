@@ -28,6 +28,7 @@ import struct
 import sys
 import threading
 import time
+from typing import Any
 
 from .entry import (
     ACCEPTED,
@@ -202,8 +203,34 @@ def serve() -> int:
     # it tells us when it took a call (b"a": fork the next) or saw the code change
     # (b"q"). A connection it refuses is no call: it waits for the next one itself.
     notify_read, notify_write = os.pipe2(os.O_CLOEXEC)
+    original: dict[int, Any] = {int(s): signal.getsignal(s) for s in _FORWARDED}
+    for signum, handler in original.items():  # a signal ends the server cleanly (the
+        if handler is not signal.SIG_IGN:  # spare with it); workers get the originals
+            signal.signal(signum, _leave)
+    try:
+        _loop(server, where, bound, notify_read, notify_write, (lock, folder, notify_read),
+              own, mine, stamp, original)
+    except SystemExit:
+        pass
+    finally:
+        with contextlib.suppress(OSError):  # the spare's accept() fails and it leaves;
+            server.shutdown(socket.SHUT_RDWR)  # one that already took a call finishes it
+        server.close()
+        with contextlib.suppress(OSError):
+            if os.stat(where, follow_symlinks=False).st_ino == bound:
+                os.unlink(where)
+    return 0
+
+
+def _leave(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _loop(server: socket.socket, where: str, bound: int, notify_read: int, notify_write: int,
+          close: tuple[int, ...], own: tuple[object, ...], mine: dict[str, object],
+          stamp: tuple[object, ...], original: dict[int, Any]) -> None:
     workers: set[int] = set()
-    spare = _spare(server, notify_write, (lock, folder, notify_read), own, mine, stamp)
+    spare = _spare(server, notify_write, close, own, mine, stamp, original)
     workers.add(spare)
     last = time.monotonic()
     while True:
@@ -214,8 +241,7 @@ def serve() -> int:
             if b"q" in message:
                 break
             last = time.monotonic()
-            spare = _spare(server, notify_write, (lock, folder, notify_read), own, mine,
-                           stamp)
+            spare = _spare(server, notify_write, close, own, mine, stamp, original)
             workers.add(spare)
         try:
             if os.stat(where, follow_symlinks=False).st_ino != bound:
@@ -224,27 +250,25 @@ def serve() -> int:
             break
         if workers == {spare} and time.monotonic() - last > IDLE_SECONDS:
             break
-    with contextlib.suppress(OSError):  # the spare's accept() fails and it leaves; one
-        server.shutdown(socket.SHUT_RDWR)  # that already took a call finishes it
-    server.close()
-    try:
-        if os.stat(where, follow_symlinks=False).st_ino == bound:
-            os.unlink(where)
-    except OSError:
-        pass
-    return 0
 
 
 
 def _spare(server: socket.socket, notify: int, close: tuple[int, ...],
-           own: tuple[object, ...], mine: dict[str, object], stamp: tuple[object, ...]
-           ) -> int:
+           own: tuple[object, ...], mine: dict[str, object], stamp: tuple[object, ...],
+           original: dict[int, Any]) -> int:
     """Fork a worker that takes the next connection: only a process of our uid and
-    context (see `context`), while the code is the server's own."""
+    context (see `context`), while the code is the server's own. Until it takes one it
+    dies with the server (even a killed one)."""
+    parent = os.getpid()
     child = os.fork()
     if child:
         return child
     try:
+        for signum, handler in original.items():
+            signal.signal(signum, handler)
+        _die_with_parent(signal.SIGKILL)
+        if os.getppid() != parent:
+            os._exit(0)
         for fd in close:
             os.close(fd)
         while True:
@@ -262,6 +286,7 @@ def _spare(server: socket.socket, notify: int, close: tuple[int, ...],
                 finally:
                     os.close(pidfd)
                 if same:
+                    _die_with_parent(0)  # a call outlives a server that leaves
                     os.write(notify, b"a")
                     server.close()
                     os.close(notify)
@@ -269,6 +294,13 @@ def _spare(server: socket.socket, notify: int, close: tuple[int, ...],
             conn.close()  # not ours to serve: the next one
     finally:
         os._exit(0)
+
+
+def _die_with_parent(signum: int) -> None:
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signum, 0, 0, 0)  # PR_SET_PDEATHSIG
 
 
 def _reap(workers: set[int]) -> None:

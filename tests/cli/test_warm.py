@@ -435,6 +435,45 @@ def test_a_caller_that_ignores_hangups_is_not_served(server: object, project: Pa
     assert served("check", "--", "ls", cwd=project).returncode == 0  # the control
 
 
+def _alive_children(pid: int) -> set[int]:
+    found = set()
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as f:
+                    fields = f.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid and fields[0] != b"Z":
+                found.add(int(name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL])
+def test_no_waiting_worker_outlives_its_server(home: Path, monkeypatch: pytest.MonkeyPatch,
+                                               signum: int) -> None:
+    monkeypatch.delenv("SWIFTY_DAEMON")
+    proc = _start_server()
+    deadline = time.monotonic() + 30
+    while not (spares := _alive_children(proc.pid)):
+        assert time.monotonic() < deadline, "no worker waits for a call"
+        time.sleep(0.05)
+    proc.send_signal(signum)
+    proc.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while any(_alive(p) for p in spares):
+        assert time.monotonic() < deadline, "a waiting worker outlived its server"
+        time.sleep(0.05)
+
+
 def test_a_terminal_or_a_process_relative_path_stays_here() -> None:
     assert not entry._eligible(["run", "--", "cat", "/proc/self/status"])
     assert not entry._eligible(["check", "--batch", "/dev/fd/3"])
