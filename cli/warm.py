@@ -169,8 +169,10 @@ def _environment(env: dict[str, str] | os._Environ[str]) -> dict[str, str]:
 
 def serve() -> int:
     path = socket_path()
-    folder = None if path is None else open_run_dir(os.path.dirname(path), create=True)
-    if path is None or folder is None:
+    if path is None or not os.path.isdir(os.environ["HOME"]):
+        return 1  # a home removed while we started (a test's): never made again
+    folder = open_run_dir(os.path.dirname(path), create=True)
+    if folder is None:
         return 1
     name = os.path.basename(path)
     try:
