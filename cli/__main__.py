@@ -1,5 +1,5 @@
 """`python -m swifty_sandbox.cli`."""
 
-from .main import main
+from .entry import main
 
 main()

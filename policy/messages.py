@@ -1134,6 +1134,12 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "name the hosts the tools need, or a preset such as @pypi or @npm",
         "请列出工具实际需要的主机，或使用 @pypi、@npm 等预设",
     ),
+    # -- start-up: the warm fork server (cli/entry.py, cli/warm.py) --
+    "warm.lost": (
+        "the swifty-sandbox server ended before the command finished; its outcome is "
+        "unknown (set SWIFTY_DAEMON=off to run without the server)",
+        "swifty-sandbox 服务在命令结束前退出；结果未知（设置 SWIFTY_DAEMON=off 可不经服务运行）",
+    ),
 }
 
 _ENGLISH, _CHINESE = 0, 1

@@ -7,6 +7,7 @@ replaces); its keys are the leaves of `profiles/profile.schema.json` (a test com
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
@@ -178,6 +179,7 @@ def _profile_source(name: str, project: Path) -> Source:
     return source
 
 
+@functools.cache  # package data: parsed once per process (the warm server, cli/warm.py)
 def _builtin_syscall_sets() -> tuple[dict[str, tuple[str, ...]], frozenset[str]]:
     text = (resources.files("swifty_sandbox.profiles") / "syscalls.yaml").read_text("utf-8")
     source = Source("<profiles/syscalls.yaml>", text)

@@ -19,6 +19,10 @@ from swifty_sandbox.policy.types import Scope
 
 RuleList = list[tuple[str, str]]
 
+# The CLI's warm server (cli/warm.py) would start one background process per test home
+# (each HOME is a context of its own); its own tests start and stop it explicitly.
+os.environ["SWIFTY_DAEMON"] = "off"
+
 # The system temp dirs are allowed roots of the path sandbox, so a test home under
 # pytest's tmp_path (in /tmp) would make every "outside" path inside. Test homes live
 # under the real user's cache directory instead (read before any test changes HOME).

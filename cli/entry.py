@@ -1,0 +1,315 @@
+"""The console script: hand `run`, `check`, `hook` and `compile` to a warm fork server
+(`cli/warm.py`) when one serves this exact process context, else run the click CLI here
+and start one for the next call.
+
+Python's start-up and imports (click, PyYAML, pathspec, pyseccomp, tree-sitter, the
+policy engine) cost several times what bwrap does; the work of a decision does not. The
+server has everything imported and forks a worker per call, which runs the very code
+`main` runs here — policy files read, the spec compiled and the project checked anew
+on every call — so nothing but imported code is reused. This module imports only cheap
+parts of the standard library: it is all a warm call pays for.
+
+A server serves one process context: the same interpreter, flags, import path and
+environment (but the working directory's variables), and — read by the server from
+/proc for each caller — the same uid and groups, capabilities, no_new_privs, seccomp,
+namespaces, root, cgroup, limits, umask, nice, LSM label; its installed code must not
+have changed since it started. Anything else gets another server or none. It listens
+in `~/.cache/swifty-sandbox/run/` (0700, protected from sandboxed commands) and serves
+only peers of its own uid in its own namespaces, judged through a pidfd (a recycled pid
+cannot pass); the caller checks the server the same way before it hands over anything.
+A terminal on standard input stays here (job control, prompts). `SWIFTY_DAEMON=off`
+disables it.
+"""
+
+from __future__ import annotations
+
+import _socket  # `socket` imports `selectors` and more; the C module is all we use
+import os
+import sys
+
+FAST_COMMANDS = frozenset({"run", "check", "hook", "compile"})
+# What a worker would resolve differently from this process (its own pid, fds and
+# controlling terminal).
+_PROCESS_RELATIVE = ("/proc/self", "/proc/thread-self", "/dev/fd/", "/dev/tty")
+# Variables that follow the working directory, which is passed as a descriptor.
+CWD_VARS = frozenset({"PWD", "OLDPWD", "_"})
+PROTOCOL = 1
+MAX_HEADER = 4 << 20
+ACCEPTED, REFUSED, EXITED, SIGNAL = b"A", b"R", b"X", b"S"
+SO_PEERPIDFD = 77  # Linux 6.5; <asm-generic/socket.h>
+# sys.flags but `safe_path`: the server runs with -P, the console script without it.
+FLAGS = ("debug", "inspect", "interactive", "optimize", "dont_write_bytecode",
+         "no_user_site", "no_site", "ignore_environment", "verbose", "bytes_warning",
+         "quiet", "hash_randomization", "isolated", "dev_mode", "utf8_mode",
+         "warn_default_encoding", "int_max_str_digits")
+
+
+def main() -> None:
+    """The `swifty-sandbox` console script."""
+    args = sys.argv[1:]
+    if _eligible(args):
+        sock = _connect()
+        if sock is not None:
+            code = _call(sock, args)
+            if code is not None:
+                sys.exit(code)
+    _slow(args)
+
+
+def _slow(args: list[str]) -> None:
+    from .main import main as click_main
+
+    try:
+        click_main(prog_name="swifty-sandbox")
+    finally:
+        if _eligible(args):
+            _start_server()
+
+
+def _eligible(args: list[str]) -> bool:
+    if not args or args[0] not in FAST_COMMANDS:
+        return False
+    if os.environ.get("SWIFTY_DAEMON", "").lower() in ("0", "off", "no", "false"):
+        return False
+    if not sys.platform.startswith("linux"):
+        return False
+    if any(marker in arg for arg in args for marker in _PROCESS_RELATIVE):
+        return False
+    try:
+        for fd in (0, 1, 2):
+            os.fstat(fd)
+        return not os.isatty(0)
+    except OSError:  # a closed standard descriptor: nothing to hand over
+        return False
+
+
+def flags() -> list[int]:
+    return [int(getattr(sys.flags, name)) for name in FLAGS]
+
+
+def import_path() -> list[str]:
+    """sys.path without the script's own folder (or the working directory), which the
+    server, started with -P, does not have; nothing is imported from there anyway."""
+    return sys.path if sys.flags.safe_path else sys.path[1:]
+
+
+def socket_path(environ: dict[str, str] | os._Environ[str] = os.environ) -> str | None:
+    """This interpreter's and environment's server: a name only (a collision would be
+    refused by the server, which checks everything), in `~/.cache/swifty-sandbox/run`;
+    None without a home. Reached through the directory's descriptor (`open_run_dir`):
+    no length limit, and no link swapped in after the directory was checked."""
+    home = environ.get("HOME")
+    if not home or not home.startswith("/"):
+        return None
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found]  # no OpenSSL
+    except ImportError:
+        from hashlib import sha256
+    text = "\0".join([sys.executable, *(f"{k}={v}" for k, v in sorted(environ.items())
+                                        if k not in CWD_VARS)])
+    name = sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    return os.path.join(home, ".cache", "swifty-sandbox", "run", name + ".sock")
+
+
+def open_run_dir(folder: str, *, create: bool) -> int | None:
+    """`folder` opened without following a link, when it is a directory of ours that
+    no one else can enter; the caller closes it."""
+    import stat
+
+    if create:
+        try:
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+        except OSError:
+            return None
+    try:
+        fd = os.open(folder, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    info = os.fstat(fd)
+    if (stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid()
+            and not info.st_mode & 0o077):
+        return fd
+    os.close(fd)
+    return None
+
+
+def namespaces(pid: int | str) -> tuple[str, ...]:
+    return tuple(os.readlink(f"/proc/{pid}/ns/{ns}")
+                 for ns in ("user", "mnt", "pid", "net", "ipc", "uts", "cgroup"))
+
+
+def peer(sock: _socket.socket) -> tuple[int, int] | None:
+    """The other end's pid and a pidfd for it, when it is a process of our uid in our
+    namespaces — never a sandboxed command, which always has namespaces of its own.
+    The caller closes the pidfd after checking `alive` once it has read what it needs
+    from /proc/<pid>: an entry read while the process lives is its own, not a recycled
+    pid's."""
+    import struct
+
+    try:
+        pid, uid, _gid = struct.unpack(
+            "3i", sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12))
+        if uid != os.getuid() or pid <= 0:
+            return None
+        pidfd = sock.getsockopt(_socket.SOL_SOCKET, SO_PEERPIDFD)
+    except OSError:  # a kernel without SO_PEERPIDFD: no server
+        return None
+    try:
+        with open(f"/proc/self/fdinfo/{pidfd}", "rb") as f:
+            if f"\nPid:\t{pid}\n".encode() in b"\n" + f.read() \
+                    and namespaces(pid) == namespaces("self"):
+                return pid, pidfd
+    except OSError:
+        pass
+    os.close(pidfd)
+    return None
+
+
+def alive(pidfd: int) -> bool:
+    import signal
+
+    try:
+        signal.pidfd_send_signal(pidfd, 0)
+        return True
+    except OSError:
+        return False
+
+
+def _connect() -> _socket.socket | None:
+    path = socket_path()
+    folder = None if path is None else open_run_dir(os.path.dirname(path), create=False)
+    if path is None or folder is None:
+        return None
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM | _socket.SOCK_CLOEXEC)
+    try:
+        sock.connect(f"/proc/self/fd/{folder}/{os.path.basename(path)}")
+        found = peer(sock)  # never hand our descriptors and environment elsewhere
+        if found is None:
+            raise OSError("not our server")
+        ok = alive(found[1])
+        os.close(found[1])
+        if not ok:
+            raise OSError("not our server")
+    except OSError:
+        sock.close()
+        return None
+    finally:
+        os.close(folder)
+    return sock
+
+
+def header(args: list[str]) -> bytes:
+    """The call as JSON (the `json` package costs more to import than this)."""
+    from _json import encode_basestring_ascii as text
+
+    def strings(values: list[str]) -> str:
+        return "[" + ", ".join(text(v) for v in values) + "]"
+
+    env = ", ".join(f"{text(k)}: {text(v)}" for k, v in os.environ.items())
+    flag_values = ", ".join(str(f) for f in flags())
+    return (f'{{"protocol": {PROTOCOL}, "argv": {strings(args)}, "env": {{{env}}}, '
+            f'"flags": [{flag_values}], "path": {strings(import_path())}}}').encode()
+
+
+def _call(sock: _socket.socket, args: list[str]) -> int | None:
+    """Hand the call to a worker; its exit status, or None when it refused before
+    doing anything (the call then runs here)."""
+    import signal
+    import struct
+
+    forwarded: list[int] = []
+
+    def forward(signum: int, frame: object) -> None:
+        forwarded.append(signum)
+        try:
+            sock.sendall(SIGNAL + bytes([signum]))
+        except OSError:
+            return  # the worker is gone: the recv below says so
+
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(signum) is not signal.SIG_IGN:  # nohup stays nohup
+            signal.signal(signum, forward)
+    try:
+        # O_PATH: a working directory we may not read is still one to work in.
+        cwd = os.open(".", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            data = header(args)
+            fds = [0, 1, 2, cwd]
+            if len(data) <= MAX_HEADER:
+                sock.sendmsg([struct.pack("!I", len(data)), data],
+                             [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS,
+                               struct.pack(f"{len(fds)}i", *fds))])
+        finally:
+            os.close(cwd)
+        accepted = len(data) <= MAX_HEADER and _recv_exact(sock, 1) == ACCEPTED
+        answer = _recv_exact(sock, 5) if accepted else b""
+    except OSError:
+        accepted, answer = False, b""
+    sock.close()
+    if len(answer) == 5 and answer[:1] == EXITED:
+        code: int = struct.unpack("!i", answer[1:])[0]
+        return code
+    if forwarded:  # interrupted, before the call or while the worker ran it: as the
+        signal.signal(forwarded[-1], signal.SIG_DFL)  # call would have been, we end
+        os.kill(os.getpid(), forwarded[-1])
+    if not accepted:
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(signum) is forward:
+                signal.signal(signum, signal.default_int_handler if signum == signal.SIGINT
+                              else signal.SIG_DFL)
+        return None
+    from swifty_sandbox.policy.messages import t
+
+    os.write(2, (t("cli.error", message=t("warm.lost")) + "\n").encode("utf-8", "replace"))
+    return 125
+
+
+def _recv_exact(sock: _socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        try:
+            chunk = sock.recv(size - len(data))
+        except OSError:
+            break
+        if not chunk:
+            break
+        data += chunk
+    return bytes(data)
+
+
+def _interpreter_options() -> list[str]:
+    """Our interpreter's options, for the server's: UTF-8 mode is one we may have
+    switched on ourselves (a C locale at start-up), which the server, inheriting the
+    coerced locale, would not."""
+    options = ["-X", f"utf8={sys.flags.utf8_mode}", *["-O"] * sys.flags.optimize]
+    if sys.flags.isolated:
+        options.append("-I")
+    options += [flag for on, flag in ((sys.flags.ignore_environment, "-E"),
+                                      (sys.flags.no_user_site, "-s"),
+                                      (sys.flags.dont_write_bytecode, "-B")) if on]
+    return options + (["-X", "dev"] if sys.flags.dev_mode else [])
+
+
+def _start_server() -> None:
+    """Start this context's server in the background, detached from our descriptors
+    and session (a caller reading our output to its end must not wait for it)."""
+    try:
+        if socket_path() is None:
+            return
+        pid = os.fork()
+    except OSError:
+        return
+    if pid == 0:  # the child: a new session, then exec in a grandchild at once
+        try:
+            os.setsid()
+            if os.fork() == 0:
+                null = os.open(os.devnull, os.O_RDWR)
+                for fd in (0, 1, 2):
+                    os.dup2(null, fd)
+                os.closerange(3, 1 << 16)
+                os.chdir("/")
+                os.execv(sys.executable, [sys.executable, *_interpreter_options(), "-P",
+                                          "-m", "swifty_sandbox.cli.warm"])
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)  # the child exits at once; the server is nobody's child of ours

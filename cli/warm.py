@@ -1,0 +1,456 @@
+"""The warm fork server behind `cli/entry.py`: one per process context, started by the
+first call that found none, gone after `IDLE_SECONDS` without calls (or when its socket
+is replaced or removed).
+
+It imports everything a call needs, then forks a worker per connection. The worker
+takes the caller's standard descriptors, working directory and environment, and runs
+the click CLI exactly as the caller would have: every policy file is read, the spec
+compiled and the project checked inside the call. Nothing computed for one call is
+kept for another; the server itself never reads a policy file.
+
+`python -m swifty_sandbox.cli.warm` (run with -P, in its own session, stdio on
+/dev/null).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import gc
+import io
+import json
+import os
+import select
+import signal
+import socket
+import stat
+import struct
+import sys
+import threading
+import time
+from typing import Any
+
+from .entry import (
+    ACCEPTED,
+    CWD_VARS,
+    EXITED,
+    MAX_HEADER,
+    PROTOCOL,
+    REFUSED,
+    SIGNAL,
+    alive,
+    flags,
+    import_path,
+    namespaces,
+    open_run_dir,
+    peer,
+    socket_path,
+)
+
+IDLE_SECONDS = 300.0
+_FORWARDED = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
+
+
+# Not imported ahead: what `run`, `check`, `hook` and `compile` never import (the MCP
+# SDK), and what runs on import.
+_SKIP = frozenset({"__main__", "mcp", "mcp_server", "warm"})
+
+
+def warm_up() -> None:
+    """Import every module of the package and what any served command imports on its
+    way (the later imports in functions then find the module loaded)."""
+    import _sha256  # type: ignore[import-not-found]  # noqa: F401
+    import base64  # noqa: F401
+    import hashlib  # noqa: F401
+    import importlib
+    import importlib.resources.readers
+    import pkgutil
+    import pwd  # noqa: F401
+    import zipfile  # noqa: F401
+
+    import bashlex  # noqa: F401  (the second shell parser, imported when the first errs)
+    import pathspec
+    import pathspec.patterns.gitignore  # noqa: F401
+    import pyseccomp  # noqa: F401
+    import yaml
+    import yaml.cyaml  # noqa: F401
+
+    for package in ("policy", "sandbox", "sandbox.linux", "cli", "profiles"):
+        module = importlib.import_module(f"swifty_sandbox.{package}")
+        for info in pkgutil.iter_modules(module.__path__):
+            if info.name not in _SKIP:
+                importlib.import_module(f"{module.__name__}.{info.name}")
+
+
+def prepare() -> None:
+    """Compute ahead what depends on this package's own data only (which the server's
+    code stamp fixes): the built-in program table and syscall sets, the shell parser,
+    the BPF of each built-in profile's seccomp set (the cache is keyed by the set itself,
+    so a worker with another profile builds its own); and where this process may make
+    cgroups, which a long-lived `serve` also looks up once. Nothing that reads a user's
+    or project's file."""
+    from pathlib import Path
+
+    from swifty_sandbox.policy.profile import load_profile
+    from swifty_sandbox.policy.programs import builtin_table
+    from swifty_sandbox.policy.shell import parse
+    from swifty_sandbox.sandbox.linux.cgroups import places
+    from swifty_sandbox.sandbox.linux.seccomp import export
+
+    builtin_table()
+    parse("true")
+    with contextlib.suppress(OSError):
+        places()
+    for name in ("default", "strict", "permissive"):
+        with contextlib.suppress(Exception):  # best effort: a worker builds what is missing
+            export(load_profile(name, Path("/")).seccomp)
+
+
+_STATUS_FIELDS = (b"Uid:", b"Gid:", b"Groups:", b"Umask:", b"SigBlk:", b"SigIgn:",
+                  b"CapInh:", b"CapPrm:",
+                  b"CapEff:", b"CapBnd:", b"CapAmb:", b"NoNewPrivs:", b"Seccomp:",
+                  b"Seccomp_filters:", b"Speculation_Store_Bypass:", b"Cpus_allowed_list:",
+                  b"Mems_allowed_list:")
+
+
+def _proc(pid: int | str, name: str) -> bytes:
+    try:
+        with open(f"/proc/{pid}/{name}", "rb") as f:
+            return f.read(1 << 16)
+    except OSError:
+        return b"?"
+
+
+def context(pid: int | str) -> tuple[object, ...]:
+    """What a worker inherits from the server rather than from its caller, as /proc
+    shows it for `pid`."""
+    status = tuple(line for line in _proc(pid, "status").splitlines()
+                   if line.startswith(_STATUS_FIELDS))
+    stat_fields = _proc(pid, "stat").rsplit(b")", 1)[-1].split()
+    root = os.stat(f"/proc/{pid}/root")
+    return (status, namespaces(pid), (root.st_dev, root.st_ino),
+            os.readlink(f"/proc/{pid}/exe"), _proc(pid, "cgroup"), _proc(pid, "limits"),
+            _proc(pid, "attr/current"), _proc(pid, "oom_score_adj"),
+            stat_fields[15:17])  # priority, nice
+
+
+def code_stamp() -> tuple[object, ...]:
+    """This package's code and data files as they are now, and the folders of the
+    import path (installing, upgrading or removing a dependency adds or renames files
+    there). A server whose code changed refuses calls and leaves. Checked on every
+    call, so it stays cheap: stat calls, no reading."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    top = os.path.dirname(here)
+    stamp: list[object] = []
+    for folder in (here, os.path.join(top, "policy"), os.path.join(top, "sandbox"),
+                   os.path.join(top, "sandbox", "linux"), os.path.join(top, "profiles"),
+                   os.path.join(top, "swifty_sandbox")):
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if entry.name.endswith((".py", ".yaml", ".json", ".sbpl")):
+                        info = entry.stat()
+                        stamp.append((entry.path, info.st_ino, info.st_size,
+                                      info.st_mtime_ns, info.st_ctime_ns))
+        except OSError:
+            stamp.append((folder, None))
+    for folder in import_path():
+        try:
+            info = os.stat(folder)
+            stamp.append((folder, info.st_ino, info.st_mtime_ns, info.st_ctime_ns))
+        except OSError:
+            stamp.append((folder, None))
+    return tuple(stamp)
+
+
+def _environment(env: dict[str, str] | os._Environ[str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if k not in CWD_VARS}
+
+
+def serve() -> int:
+    path = socket_path()
+    if path is None or not os.path.isdir(os.environ["HOME"]):
+        return 1  # a home removed while we started (a test's): never made again
+    folder = open_run_dir(os.path.dirname(path), create=True)
+    if folder is None:
+        return 1
+    name = os.path.basename(path)
+    try:
+        lock = os.open(name[:-len(".sock")] + ".lock",
+                       os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                       dir_fd=folder)
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:  # another server of this context runs or starts
+        return 0
+    stamp = code_stamp()
+    warm_up()
+    if code_stamp() != stamp:  # the code changed while it was imported
+        return 1
+    prepare()
+    own = context("self")
+    mine = {"flags": flags(), "path": import_path(), "env": _environment(os.environ)}
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+    where = f"/proc/self/fd/{folder}/{name}"
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(where)  # a stale socket of a server that died (we hold the lock)
+    old = os.umask(0o177)
+    try:
+        server.bind(where)
+    finally:
+        os.umask(old)
+    server.listen(64)
+    bound = os.stat(where, follow_symlinks=False).st_ino
+    gc.freeze()  # workers share the imported objects' pages instead of copying them
+    # One worker waits in accept() ahead of each call, so no fork is on a call's path;
+    # it tells us when it took a call (b"a": fork the next) or saw the code change
+    # (b"q"). A connection it refuses is no call: it waits for the next one itself.
+    notify_read, notify_write = os.pipe2(os.O_CLOEXEC)
+    original: dict[int, Any] = {int(s): signal.getsignal(s) for s in _FORWARDED}
+    for signum, handler in original.items():  # a signal ends the server cleanly (the
+        if handler is not signal.SIG_IGN:  # spare with it); workers get the originals
+            signal.signal(signum, _leave)
+    try:
+        _loop(server, where, bound, notify_read, notify_write, (lock, folder, notify_read),
+              own, mine, stamp, original)
+    except SystemExit:
+        pass
+    finally:
+        with contextlib.suppress(OSError):  # the spare's accept() fails and it leaves;
+            server.shutdown(socket.SHUT_RDWR)  # one that already took a call finishes it
+        server.close()
+        with contextlib.suppress(OSError):
+            if os.stat(where, follow_symlinks=False).st_ino == bound:
+                os.unlink(where)
+    return 0
+
+
+def _leave(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _loop(server: socket.socket, where: str, bound: int, notify_read: int, notify_write: int,
+          close: tuple[int, ...], own: tuple[object, ...], mine: dict[str, object],
+          stamp: tuple[object, ...], original: dict[int, Any]) -> None:
+    workers: set[int] = set()
+    spare = _spare(server, notify_write, close, own, mine, stamp, original)
+    workers.add(spare)
+    last = time.monotonic()
+    while True:
+        ready, _, _ = select.select([notify_read], [], [], 5.0)
+        _reap(workers)
+        if ready:
+            message = os.read(notify_read, 64)
+            if b"q" in message:
+                break
+            last = time.monotonic()
+            spare = _spare(server, notify_write, close, own, mine, stamp, original)
+            workers.add(spare)
+        try:
+            if os.stat(where, follow_symlinks=False).st_ino != bound:
+                break
+        except OSError:
+            break
+        if workers == {spare} and time.monotonic() - last > IDLE_SECONDS:
+            break
+
+
+
+def _spare(server: socket.socket, notify: int, close: tuple[int, ...],
+           own: tuple[object, ...], mine: dict[str, object], stamp: tuple[object, ...],
+           original: dict[int, Any]) -> int:
+    """Fork a worker that takes the next connection: only a process of our uid and
+    context (see `context`), while the code is the server's own. Until it takes one it
+    dies with the server (even a killed one)."""
+    parent = os.getpid()
+    child = os.fork()
+    if child:
+        return child
+    try:
+        for signum, handler in original.items():
+            signal.signal(signum, handler)
+        _die_with_parent(signal.SIGKILL)
+        if os.getppid() != parent:
+            os._exit(0)
+        for fd in close:
+            os.close(fd)
+        while True:
+            conn, _ = server.accept()
+            if code_stamp() != stamp:
+                os.write(notify, b"q")  # the caller sees the connection closed and runs
+                os._exit(0)  # the call itself
+            found = peer(conn)
+            if found is not None:
+                pid, pidfd = found
+                try:
+                    same = context(pid) == own and alive(pidfd)
+                except OSError:
+                    same = False
+                finally:
+                    os.close(pidfd)
+                if same:
+                    _die_with_parent(0)  # a call outlives a server that leaves
+                    os.write(notify, b"a")
+                    server.close()
+                    os.close(notify)
+                    _work(conn, mine)  # never returns
+            conn.close()  # not ours to serve: the next one
+    finally:
+        os._exit(0)
+
+
+def _die_with_parent(signum: int) -> None:
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signum, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+
+def _reap(workers: set[int]) -> None:
+    for pid in list(workers):
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done = pid
+        if done:
+            workers.discard(pid)
+
+
+def _receive(conn: socket.socket) -> tuple[dict[str, object], list[int]] | None:
+    """The caller's header and its four descriptors (stdin, stdout, stderr, cwd)."""
+    fds: list[int] = []
+    data = b""
+    size = struct.calcsize("4i")
+    while len(data) < 4 or len(data) < 4 + struct.unpack("!I", data[:4])[0]:
+        if len(data) >= 4 and struct.unpack("!I", data[:4])[0] > MAX_HEADER:
+            return None
+        chunk, ancillary, _flags, _ = conn.recvmsg(1 << 16, socket.CMSG_SPACE(size))
+        for level, kind, payload in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                fds.extend(struct.unpack(f"{len(payload) // 4}i", payload))
+        if not chunk:
+            break
+        data += chunk
+    try:
+        length = struct.unpack("!I", data[:4])[0]
+        header = json.loads(data[4:4 + length])
+    except (struct.error, ValueError):
+        header = None
+    if not isinstance(header, dict) or len(fds) != 4:
+        for fd in fds:
+            os.close(fd)
+        return None
+    return header, fds
+
+
+def _valid(header: dict[str, object], mine: dict[str, object]) -> bool:
+    """A call this server may take: its interpreter flags, import path and environment
+    are the server's own."""
+    argv, env = header.get("argv"), header.get("env")
+    return (header.get("protocol") == PROTOCOL and header.get("flags") == mine["flags"]
+            and header.get("path") == mine["path"]
+            and isinstance(argv, list) and all(isinstance(a, str) for a in argv)
+            and isinstance(env, dict)
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())
+            and _environment(env) == mine["env"])
+
+
+def _work(conn: socket.socket, mine: dict[str, object]) -> None:
+    """The worker: become the caller, run the CLI, report its exit status."""
+    code = 1
+    try:
+        conn.settimeout(10.0)
+        received = _receive(conn)
+        if (received is None or not _valid(received[0], mine)
+                or not stat.S_ISDIR(os.fstat(received[1][3]).st_mode)):
+            conn.sendall(REFUSED)
+            os._exit(0)
+        header, fds = received
+        conn.sendall(ACCEPTED)
+        conn.settimeout(None)
+    except BaseException:
+        os._exit(0)
+    try:
+        for target, fd in enumerate(fds[:3]):
+            os.dup2(fd, target)
+        os.fchdir(fds[3])
+        for fd in fds:
+            if fd > 2:
+                os.close(fd)
+        os.environ.clear()
+        env = header["env"]
+        assert isinstance(env, dict)  # _valid: strings to strings
+        os.environ.update(env)
+        argv: list[str] = header["argv"]  # type: ignore[assignment]
+        sys.argv = ["swifty-sandbox", *argv]
+        _reopen_stdio()
+        finished = threading.Event()
+        threading.Thread(target=_watch, args=(conn, finished), daemon=True).start()
+        code = _run_cli(argv)
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        finished.set()
+        conn.sendall(EXITED + struct.pack("!i", code))
+    finally:
+        os._exit(0)
+
+
+def _run_cli(argv: list[str]) -> int:
+    """The click CLI's exit status, as the interpreter would make it of SystemExit."""
+    from .main import main
+
+    try:
+        main(args=argv, prog_name="swifty-sandbox")
+    except SystemExit as e:
+        if e.code is None:
+            return 0
+        if isinstance(e.code, int):
+            return e.code & 0xFF
+        print(e.code, file=sys.stderr)
+        return 1
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        return 1
+    return 0
+
+
+def _reopen_stdio() -> None:
+    """sys.std* on the caller's descriptors, buffered as the interpreter would have
+    made them (stdout by line on a terminal only, stderr by line always)."""
+    stdin, stdout, stderr = sys.stdin, sys.stdout, sys.stderr
+    raw = [open(fd, mode, closefd=False)  # noqa: SIM115  (they live on as sys.std*)
+           for fd, mode in ((0, "rb"), (1, "wb"), (2, "wb"))]
+    sys.stdin = io.TextIOWrapper(raw[0], encoding=stdin.encoding, errors=stdin.errors)
+    sys.stdout = io.TextIOWrapper(raw[1], encoding=stdout.encoding, errors=stdout.errors,
+                                  line_buffering=os.isatty(1))
+    sys.stderr = io.TextIOWrapper(raw[2], encoding=stderr.encoding, errors=stderr.errors,
+                                  line_buffering=True)
+
+
+def _watch(conn: socket.socket, finished: threading.Event) -> None:
+    """The caller's signals, forwarded to the main thread (where the CLI's handlers
+    run); the caller gone (killed, its socket closed) is a hang-up."""
+    main = threading.main_thread().ident
+    assert main is not None
+    pending = b""
+    while True:
+        try:
+            chunk = conn.recv(64)
+        except OSError:
+            chunk = b""
+        if finished.is_set():
+            return
+        if not chunk:
+            signal.pthread_kill(main, signal.SIGHUP)
+            return
+        pending += chunk
+        while len(pending) >= 2:
+            kind, signum, pending = pending[:1], pending[1], pending[2:]
+            if kind == SIGNAL and signum in _FORWARDED:
+                signal.pthread_kill(main, signum)
+
+
+if __name__ == "__main__":
+    sys.exit(serve())

@@ -1,0 +1,482 @@
+"""The warm fork server (cli/warm.py) and its client (cli/entry.py): a served call is
+the slow path's call — same decisions, same confinement, same output and exit status —
+with rule files read anew on every call; only its own callers get served."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from swifty_sandbox.cli import entry
+from swifty_sandbox.sandbox.probe import find_bwrap, try_namespaces
+
+SCRIPT = str(Path(sys.executable).with_name("swifty-sandbox"))
+CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpora" / "agent.jsonl"
+# A caller that must be served: no fallback to the slow path.
+SERVED = ("import sys\n"
+          "from swifty_sandbox.cli import entry\n"
+          "sock = entry._connect()\n"
+          "assert sock is not None, 'no server'\n"
+          "code = entry._call(sock, sys.argv[1:])\n"
+          "assert code is not None, 'refused'\n"
+          "sys.exit(code)\n")
+
+Call = Callable[..., subprocess.CompletedProcess[bytes]]
+
+# Also in the suite's unprivileged pass (scripts/test): pidfds, /proc and namespaces are
+# what the server's checks read, and root reads more of them.
+pytestmark = pytest.mark.bwrap
+
+
+def env() -> dict[str, str]:
+    """The tests' environment without pytest's per-phase variable (a server started
+    while a fixture is set up would otherwise not be the test's own)."""
+    return {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+
+
+def _bwrap_works() -> bool:
+    found = find_bwrap()
+    return found is not None and try_namespaces(found)[0]
+
+
+needs_bwrap = pytest.mark.skipif(not _bwrap_works() and os.environ.get("CI") != "true",
+                                 reason="needs a working bwrap")
+
+
+@pytest.fixture
+def server(home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[subprocess.Popen[bytes]]:
+    """A server for this test's context (its HOME, this interpreter)."""
+    monkeypatch.delenv("SWIFTY_DAEMON")
+    proc = _start_server()
+    yield proc
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def child_socket_path(python: str = sys.executable) -> str:
+    """The socket a child of ours uses (Python coerces a C locale by setting LC_CTYPE
+    in its own environment at start-up, so ask a child)."""
+    return subprocess.run(
+        [python, "-P", "-c",
+         "from swifty_sandbox.cli import entry; print(entry.socket_path())"],
+        env=env(), capture_output=True, text=True, check=True).stdout.strip()
+
+
+def _start_server() -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen([sys.executable, "-P", "-m", "swifty_sandbox.cli.warm"],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True, env=env())
+    path = child_socket_path()
+    assert path is not None
+    deadline = time.monotonic() + 60
+    while not os.path.exists(path):
+        assert proc.poll() is None, "the server ended"
+        assert time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.05)
+    return proc
+
+
+def served(*args: str, cwd: Path, stdin: bytes | None = None) -> \
+        subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-c", SERVED, *args], cwd=cwd,
+                          input=stdin if stdin is not None else b"",
+                          capture_output=True, timeout=120, check=False, env=env())
+
+
+def slow(*args: str, cwd: Path, stdin: bytes | None = None) -> \
+        subprocess.CompletedProcess[bytes]:
+    return subprocess.run([SCRIPT, *args], cwd=cwd, input=stdin if stdin is not None else b"",
+                          capture_output=True, timeout=120, check=False,
+                          env={**env(), "SWIFTY_DAEMON": "off"})
+
+
+def same(args: list[str], cwd: Path, stdin: bytes | None = None,
+         normalise: Callable[[bytes], bytes] = lambda b: b) -> subprocess.CompletedProcess[bytes]:
+    fast = served(*args, cwd=cwd, stdin=stdin)
+    assert b"no server" not in fast.stderr and b"refused" not in fast.stderr, fast.stderr
+    cold = slow(*args, cwd=cwd, stdin=stdin)
+    assert (fast.returncode, normalise(fast.stdout), fast.stderr) == \
+        (cold.returncode, normalise(cold.stdout), cold.stderr), args
+    return fast
+
+
+@pytest.mark.skipif(not CORPUS.exists(), reason="the shared corpora are not beside this tree")
+def test_agent_corpus_decides_the_same(server: object, project: Path, home: Path) -> None:
+    batch = home / "agent.jsonl"
+    shutil.copyfile(CORPUS, batch)
+    for mode in ("default", "acceptEdits", "plan", "bypassPermissions"):
+        result = same(["check", "--json", "--mode", mode, "--batch", str(batch)], project)
+        assert len(result.stdout.splitlines()) >= 100
+
+
+# The policies of the escape suite (tests/escape): profiles, writable roots, rule files.
+POLICIES = {
+    "default": ("", ""),
+    "strict": ("sandbox: {profile: strict}\n", ""),
+    "permissive": ("sandbox: {profile: permissive}\n", ""),
+    "auto": ("sandbox: {mode: auto}\n", "- rule: Bash(git *)\n  effect: allow\n"),
+    "writable": ("sandbox: {writable: [HOME/w]}\n", ""),
+    "env-deny": ("", "- rule: ReadFile(*.env*)\n  effect: deny\n"),
+    "bash-deny": ("", "- rule: Bash(cat *)\n  effect: deny\n"),
+}
+
+
+def _no_duration(out: bytes) -> bytes:
+    value = json.loads(out)
+    value.pop("duration_ms", None)
+    return json.dumps(value).encode()
+
+
+@needs_bwrap
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+def test_escape_policies_confine_the_same(server: object, project: Path, home: Path,
+                                          policy: str) -> None:
+    config, rules = POLICIES[policy]
+    (home / "w").mkdir()
+    (home / ".swifty").mkdir(exist_ok=True)
+    (home / ".swifty" / "config.yaml").write_text(config.replace("HOME", str(home)))
+    (project / ".swifty").mkdir()
+    (project / ".swifty" / "permissions.yaml").write_text(rules)
+    (project / ".env.local").write_text("SECRET=1\n")
+    (project / "sub" / ".git").mkdir(parents=True)
+    (project / "evil").symlink_to(home)
+    for target in ("bwrap", "seccomp-bpf", "seccomp-pfc"):
+        same(["compile", "--json", "--target", target], project)
+    for mode in ("default", "acceptEdits", "plan"):
+        same(["check", "--json", "--mode", mode, "--", "cat", ".env.local"], project)
+        same(["check", "--json", "--mode", mode, "--tool", "ReadFile", ".env.local"], project)
+    same(["run", "--json", "--sandbox", "auto", "--", "sh", "-c",
+          "ls -a; cat .env.local; echo err >&2; touch made && ls made && rm made; exit 7"],
+         project, normalise=_no_duration)
+    same(["run", "--sandbox", "auto", "--", "sh", "-c", "echo out; echo err >&2; exit 7"],
+         project)
+    hook = json.dumps({"tool_name": "Bash", "tool_input": {"command": "git status"},
+                       "cwd": str(project), "hook_event_name": "PreToolUse"}).encode()
+    same(["hook", "claude-code"], project, stdin=hook)
+
+
+def test_a_rule_file_edited_between_two_calls_is_in_force(server: object, project: Path,
+                                                          home: Path) -> None:
+    ask = served("check", "--sandbox", "manual", "--", "npm", "test", cwd=project)
+    assert ask.returncode == 3, ask.stderr
+    (project / ".swifty").mkdir()
+    (project / ".swifty" / "permissions.yaml").write_text(
+        "- rule: Bash(npm test)\n  effect: deny\n")
+    denied = served("check", "--sandbox", "manual", "--", "npm", "test", cwd=project)
+    assert denied.returncode == 1, denied.stderr
+    (project / ".swifty" / "permissions.yaml").write_text("")
+    (home / ".swifty").mkdir(exist_ok=True)
+    (home / ".swifty" / "permissions.yaml").write_text(
+        "- rule: Bash(npm test)\n  effect: allow\n")
+    allowed = served("check", "--sandbox", "manual", "--", "npm", "test", cwd=project)
+    assert allowed.returncode == 0, allowed.stderr
+
+
+ATTACK = """
+import json, os, socket, struct, sys
+path, header = sys.argv[1], json.load(open(sys.argv[2]))
+cwd = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
+os.chdir(os.path.dirname(path))  # a socket's path is short
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(os.path.basename(path))
+data = json.dumps(header).encode()
+s.sendmsg([struct.pack("!I", len(data)), data],
+          [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("4i", 0, 1, 2, cwd))])
+answer = b""
+while chunk := s.recv(16):  # until the worker reports its exit status and closes
+    answer += chunk
+print(answer)
+"""
+
+
+@needs_bwrap
+def test_a_sandboxed_command_cannot_use_the_server(server: object, project: Path,
+                                                   home: Path) -> None:
+    """A confined command that reaches the socket (it is on a read-only mount, which
+    does not stop connect) and sends a well-formed call to run unconfined gets nothing;
+    the same bytes from outside the sandbox are served (the control)."""
+    target = home / "escaped"
+    script = home / "attack.py"
+    script.write_text(ATTACK)
+    header = home / "call.json"  # what our own client would send (made by a child of
+    header.write_text(subprocess.run(  # ours: Python adjusts its environment at start-up)
+        [sys.executable, "-c",
+         "import json, os, sys\n"
+         "from swifty_sandbox.cli import entry\n"
+         "print(json.dumps({'protocol': entry.PROTOCOL, 'flags': entry.flags(),\n"
+         "                  'path': entry.import_path(), 'env': dict(os.environ),\n"
+         "                  'argv': ['run', '--sandbox', 'off', '--mode', 'bypassPermissions',\n"
+         "                           '--', 'touch', sys.argv[1]]}))",
+         str(target)], env=env(), capture_output=True, text=True, check=True).stdout)
+    path = child_socket_path()
+    assert path is not None
+    control = subprocess.run([sys.executable, str(script), path, str(header)], cwd=project,
+                             capture_output=True, timeout=60, check=False, env=env())
+    assert control.returncode == 0, control.stderr
+    deadline = time.monotonic() + 30
+    while not target.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert target.exists(), f"control: the server did not run the call: {control}"
+    target.unlink()
+    confined = slow("run", "--sandbox", "auto", "--", sys.executable, str(script), path,
+                    str(header), cwd=project)
+    time.sleep(1.0)
+    assert not target.exists(), f"ESCAPE through the server: {confined}"
+    assert b"b'A'" not in confined.stdout
+
+
+def test_no_server_behind_a_foreign_or_unsafe_socket(home: Path, project: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run directory that others can enter, that is a symlink, or a socket whose
+    listener is not us: the caller hands nothing over and runs the call itself."""
+    monkeypatch.delenv("SWIFTY_DAEMON")
+    path = entry.socket_path()
+    assert path is not None
+    folder = Path(path).parent
+    folder.mkdir(parents=True, mode=0o755)
+    folder.chmod(0o755)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    _bind(listener, path)
+    listener.listen(1)
+    try:
+        assert entry._connect() is None  # a directory others can enter
+        folder.chmod(0o700)
+        real = folder.with_name("elsewhere")
+        folder.rename(real)
+        folder.symlink_to(real)
+        assert entry._connect() is None  # a symlinked directory
+        folder.unlink()
+        real.rename(folder)
+        ours = entry._connect()  # the control: our own listener in a private directory
+        assert ours is not None
+        ours.close()
+    finally:
+        listener.close()
+    os.unlink(path)
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    _bind(stale, path)
+    stale.close()  # a stale socket: nobody listens
+    assert entry._connect() is None
+    result = subprocess.run([SCRIPT, "check", "--", "ls"], cwd=project, capture_output=True,
+                            stdin=subprocess.DEVNULL, timeout=120, check=False,
+                            env={**os.environ, "SWIFTY_DAEMON": "off"})
+    assert result.returncode == 0, result.stderr
+
+
+def _bind(sock: socket.socket, path: str) -> None:
+    """Bind through the directory's descriptor: test homes make long paths."""
+    folder = os.open(os.path.dirname(path), os.O_PATH | os.O_DIRECTORY)
+    try:
+        sock.bind(f"/proc/self/fd/{folder}/{os.path.basename(path)}")
+    finally:
+        os.close(folder)
+
+
+@needs_bwrap
+def test_a_listener_in_another_user_namespace_gets_nothing(home: Path, project: Path,
+                                                           monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    """A socket planted by a process in other namespaces (as a sandboxed command would
+    be): the caller does not send it its environment or descriptors."""
+    monkeypatch.delenv("SWIFTY_DAEMON")
+    path = entry.socket_path()
+    bwrap = find_bwrap()
+    assert path is not None and bwrap is not None
+    Path(path).parent.mkdir(parents=True, mode=0o700)
+    got = home / "got"
+    listener = subprocess.Popen(
+        [bwrap.path, "--bind", "/", "/", "--unshare-user", "--unshare-pid", "--",
+         sys.executable, "-c",
+         "import os, socket, sys\n"
+         "os.chdir(os.path.dirname(sys.argv[1]))\n"
+         "s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
+         "s.bind(os.path.basename(sys.argv[1]))\n"
+         "s.listen(1); c, _ = s.accept(); c.settimeout(5)\n"
+         "data = b''\n"
+         "try:\n"
+         "    while chunk := c.recv(65536): data += chunk\n"
+         "except OSError: pass\n"
+         "open(sys.argv[2], 'wb').write(data)\n", path, str(got)])
+    try:
+        deadline = time.monotonic() + 30
+        while not os.path.exists(path):
+            assert time.monotonic() < deadline and listener.poll() is None
+            time.sleep(0.05)
+        assert entry._connect() is None
+        listener.wait(timeout=30)
+        assert got.read_bytes() == b""
+    finally:
+        if listener.poll() is None:
+            listener.kill()
+            listener.wait()
+
+
+@needs_bwrap
+@pytest.mark.parametrize("how", ["interrupt", "kill"])
+def test_the_callers_end_ends_the_command(server: object, project: Path, how: str) -> None:
+    """Ctrl-C at the caller is 130 with the command's tree gone, as on the slow path;
+    a caller killed outright takes the command with it too."""
+    marker = f"swifty-warm-{how}-{os.getpid()}"
+    script = project.parent / f"{marker}.sh"
+    script.write_text("touch started\nsleep 60\n")
+    proc = subprocess.Popen([sys.executable, "-c", SERVED, "run", "--", "sh", str(script)],
+                            cwd=project, stdin=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=env())
+    try:
+        deadline = time.monotonic() + 60
+        while not (project / "started").exists():
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.05)
+        assert _running(marker)
+        proc.send_signal(signal.SIGINT if how == "interrupt" else signal.SIGKILL)
+        code = proc.wait(timeout=30)
+        assert code == (130 if how == "interrupt" else -signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while _running(marker):
+            assert time.monotonic() < deadline, "the command outlived its caller"
+            time.sleep(0.1)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _running(marker: str) -> bool:
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    if marker.encode() in f.read():
+                        return True
+            except OSError:
+                continue
+    return False
+
+
+def test_changed_code_is_never_served(home: Path, project: Path,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A dependency installed (here: a module added to the import path) after the
+    server started: it refuses the call (which runs here) and leaves."""
+    extra = home / "site"
+    extra.mkdir()
+    monkeypatch.setenv("PYTHONPATH", str(extra))
+    monkeypatch.delenv("SWIFTY_DAEMON")
+    proc = _start_server()
+    try:
+        assert served("check", "--", "ls", cwd=project).returncode == 0
+        (extra / "newmodule.py").write_text("")
+        refused = served("check", "--", "ls", cwd=project)
+        assert b"refused" in refused.stderr or b"no server" in refused.stderr
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_the_first_call_starts_a_server_that_serves_the_next(
+        home: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SWIFTY_DAEMON")
+    first = subprocess.run([SCRIPT, "check", "--", "ls"], cwd=project, capture_output=True,
+                           stdin=subprocess.DEVNULL, timeout=120, check=False, env=env())
+    assert first.returncode == 0, first.stderr
+    # the console script's own interpreter (its #! line) names its server
+    python = Path(SCRIPT).read_text().splitlines()[0][2:].strip()
+    path = child_socket_path(python)
+    assert path is not None
+    deadline = time.monotonic() + 60
+    try:
+        while not os.path.exists(path):
+            assert time.monotonic() < deadline, "no server started"
+            time.sleep(0.05)
+        again = subprocess.run([python, "-c", SERVED, "check", "--", "ls"], cwd=project,
+                               capture_output=True, stdin=subprocess.DEVNULL, timeout=120,
+                               check=False, env=env())
+        assert again.returncode == 0, again.stderr
+    finally:
+        os.unlink(path)  # the server sees its socket gone and leaves
+        lock = Path(path).with_suffix(".lock")
+        deadline = time.monotonic() + 30
+        while _locked(lock):
+            assert time.monotonic() < deadline, "the server did not leave"
+            time.sleep(0.2)
+
+
+def _locked(lock: Path) -> bool:
+    import fcntl
+
+    fd = os.open(lock, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+
+
+def test_a_caller_that_ignores_hangups_is_not_served(server: object, project: Path) -> None:
+    """`nohup swifty-sandbox run …`: the command must inherit the ignored SIGHUP, which a
+    worker of a server that does not ignore it would not pass on; the call runs here."""
+    result = subprocess.run([sys.executable, "-c", SERVED, "check", "--", "ls"], cwd=project,
+                            capture_output=True, timeout=120, check=False, env=env(),
+                            preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+    assert b"refused" in result.stderr or b"no server" in result.stderr
+    assert served("check", "--", "ls", cwd=project).returncode == 0  # the control
+
+
+def _alive_children(pid: int) -> set[int]:
+    found = set()
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as f:
+                    fields = f.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid and fields[0] != b"Z":
+                found.add(int(name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL])
+def test_no_waiting_worker_outlives_its_server(home: Path, monkeypatch: pytest.MonkeyPatch,
+                                               signum: int) -> None:
+    monkeypatch.delenv("SWIFTY_DAEMON")
+    proc = _start_server()
+    deadline = time.monotonic() + 30
+    while not (spares := _alive_children(proc.pid)):
+        assert time.monotonic() < deadline, "no worker waits for a call"
+        time.sleep(0.05)
+    proc.send_signal(signum)
+    proc.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while any(_alive(p) for p in spares):
+        assert time.monotonic() < deadline, "a waiting worker outlived its server"
+        time.sleep(0.05)
+
+
+def test_a_terminal_or_a_process_relative_path_stays_here() -> None:
+    assert not entry._eligible(["run", "--", "cat", "/proc/self/status"])
+    assert not entry._eligible(["check", "--batch", "/dev/fd/3"])
+    assert not entry._eligible(["check", "--batch", "/dev/tty"])
+    assert not entry._eligible(["doctor"])
+    assert not entry._eligible([])
