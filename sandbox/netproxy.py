@@ -279,7 +279,8 @@ class Proxy:
         if literal is not None and not by_policy:
             usable = [literal]  # the person was asked about this very address
         else:
-            usable = [a for a in addresses if self.policy.address_allowed(a, port)]
+            usable = [a for a in addresses if self.policy.address_allowed(a, port)
+                      and (not is_own_address(a) or self._named(a, port))]
         if not usable:
             first = addresses[0] if addresses else None
             raise self._refuse(host, port, t("net.why_private"),
@@ -303,6 +304,9 @@ class Proxy:
         raise _Refused(502, f"swifty-sandbox: cannot connect to {host}:{port}: "
                             f"{getattr(error, 'strerror', None) or error}\n")
 
+    def _named(self, address: IPAddress, port: int) -> bool:
+        return any(e.matches_address(address, port) for e in self.policy.allow)
+
     def _relay(self, client: socket.socket, upstream: socket.socket) -> None:
         client.settimeout(None)
         back = threading.Thread(target=_pump, args=(upstream, client), daemon=True)
@@ -317,6 +321,26 @@ class Proxy:
         finally:
             with self._lock:
                 self._threads.discard(back)
+
+
+def is_own_address(address: IPAddress) -> bool:
+    """Whether `address` (or the IPv4 address it maps) is one of this machine's own:
+    a public-looking address on its interface (a VPS's IPv4, a global IPv6, here a
+    TEST-NET one) reaches the host's services bound to 0.0.0.0/:: like loopback does.
+    The kernel binds only local addresses (unless net.ipv4.ip_nonlocal_bind is set:
+    then every address looks own, and only IP entries get through)."""
+    mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
+    for candidate in (address, mapped):
+        if candidate is None:
+            continue
+        family = socket.AF_INET6 if candidate.version == 6 else socket.AF_INET
+        with socket.socket(family, socket.SOCK_DGRAM) as probe:
+            try:
+                probe.bind((str(candidate), 0))
+            except OSError:
+                continue
+            return True
+    return False
 
 
 def _stream_socket(fd: int) -> socket.socket | None:

@@ -1,0 +1,123 @@
+"""Red-team findings against the egress proxy, confined for real (bwrap + seccomp) and
+judged from outside: a host-side server records whatever reaches it."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from swifty_sandbox import Sandbox
+from swifty_sandbox.policy.network import is_public
+from swifty_sandbox.sandbox import EXIT_SETUP
+
+CLIENT = r"""
+import socket, sys
+how, target = sys.argv[1], sys.argv[2]
+s = socket.create_connection(("127.0.0.1", 3128), timeout=5)
+if how == "connect":
+    s.sendall(f"CONNECT {target} HTTP/1.1\r\n\r\n".encode())
+else:
+    s.sendall(f"GET http://{target}/ HTTP/1.1\r\n\r\n".encode())
+print(s.recv(4096).split(b"\r\n")[0].decode() or "closed")
+"""
+
+
+def _own_public_address() -> str | None:
+    """An address of this machine's own interfaces that `is_public` calls public (a
+    VPS's IPv4, a global IPv6, a TEST-NET one in a test VM), or None."""
+    found: list[str] = []
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:  # the source address of the default route (no packet is sent)
+            probe.connect(("192.0.2.123", 9))
+            found.append(probe.getsockname()[0])
+        except OSError:
+            pass
+    try:
+        with open("/proc/net/if_inet6") as table:
+            for line in table:
+                raw = line.split()[0]
+                found.append(str(ipaddress.IPv6Address(int(raw, 16))))
+    except OSError:
+        pass
+    for text in found:
+        if is_public(ipaddress.ip_address(text)):
+            return text
+    return None
+
+
+class Recorder:
+    """A server on one of the host's own addresses that records each connection."""
+
+    def __init__(self, address: str) -> None:
+        family = socket.AF_INET6 if ":" in address else socket.AF_INET
+        self.sock = socket.socket(family, socket.SOCK_STREAM)
+        self.sock.bind((address, 0))
+        self.sock.listen()
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.seen: list[bytes] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(1)
+                try:
+                    self.seen.append(conn.recv(100) or b"<connected>")
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+                except OSError:
+                    self.seen.append(b"<connected>")
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.sock.close()
+
+
+@pytest.fixture
+def own() -> Iterator[Recorder]:
+    address = _own_public_address()
+    if address is None:
+        pytest.skip("this machine has no public-looking address of its own")
+    server = Recorder(address)
+    yield server
+    server.close()
+
+
+def test_the_host_s_own_public_address_is_refused(own: Recorder, project: Path,
+                                                   home: Path, outside_temp: Path) -> None:
+    """`*` allows public addresses, but the host's own (bound by a service on 0.0.0.0
+    or ::) is the host itself: refused unless an IP entry names it (the control)."""
+    script = outside_temp / "client.py"
+    script.write_text(CLIENT)
+    address = own.sock.getsockname()[0]
+    shown = f"[{address}]" if ":" in address else address
+    targets = [f"{shown}:{own.port}"]
+    if ":" not in address:
+        targets.append(f"[::ffff:{address}]:{own.port}")
+
+    def fetch(how: str, target: str, allow: tuple[str, ...]) -> str:
+        box = Sandbox(project, home=home, allow_net=allow)
+        result = box.run([sys.executable, "-I", str(script), how, target])
+        assert result.exit_code != EXIT_SETUP, result.stderr
+        return result.stdout
+
+    for target in targets:
+        for how in ("get", "connect"):
+            assert fetch(how, target, ("*",)).startswith("HTTP/1.1 403"), (how, target)
+    assert own.seen == []
+    control = fetch("get", targets[0], (f"{shown}:{own.port}",))
+    assert control.startswith("HTTP/1.1 200"), control
+    assert own.seen
