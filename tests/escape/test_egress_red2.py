@@ -112,7 +112,7 @@ def test_the_host_s_own_public_address_is_refused(own: Recorder, project: Path,
         box = Sandbox(project, home=home, allow_net=allow)
         result = box.run([sys.executable, "-I", str(script), how, target])
         assert result.exit_code != EXIT_SETUP, result.stderr
-        return result.stdout
+        return str(result.stdout)
 
     for target in targets:
         for how in ("get", "connect"):
@@ -121,3 +121,41 @@ def test_the_host_s_own_public_address_is_refused(own: Recorder, project: Path,
     control = fetch("get", targets[0], (f"{shown}:{own.port}",))
     assert control.startswith("HTTP/1.1 200"), control
     assert own.seen
+
+
+STEAL = r"""
+import ctypes, os, socket
+libc = ctypes.CDLL(None, use_errno=True)
+parent = os.getppid()
+argv = open(f"/proc/{parent}/cmdline", "rb").read().split(b"\0")
+fd = int(argv[argv.index(b"--") - 2])  # the forwarder: ... -c SOURCE FD PORT -- ...
+pidfd = libc.syscall(434, parent, 0)  # pidfd_open
+stolen = libc.syscall(438, pidfd, fd, 0) if pidfd >= 0 else -1  # pidfd_getfd
+if stolen < 0:
+    print("refused", os.strerror(ctypes.get_errno()))
+else:
+    channel = socket.socket(fileno=stolen)
+    print("stolen", channel.family.name)
+"""
+
+
+def test_the_forwarder_s_channel_cannot_be_taken(project: Path, home: Path,
+                                                 outside_temp: Path) -> None:
+    """pidfd_getfd on the forwarder would hand the command the unix socket to the
+    host's proxy (to send it any descriptor). The control: the permissive profile
+    (debuggers: ptrace allowed) gets it on this machine."""
+    script = outside_temp / "steal.py"
+    script.write_text(STEAL)
+
+    def steal() -> str:
+        box = Sandbox(project, home=home, allow_net=("example.com",))
+        result = box.run([sys.executable, "-I", str(script)])
+        assert result.exit_code != EXIT_SETUP, result.stderr
+        return str(result.stdout)
+
+    config = home / ".swifty" / "config.yaml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("sandbox:\n  profile: permissive\n")
+    assert steal().startswith("stolen AF_UNIX")
+    config.write_text("")
+    assert steal().startswith("refused"), "pidfd_getfd took the forwarder's channel"
