@@ -159,3 +159,32 @@ def test_the_forwarder_s_channel_cannot_be_taken(project: Path, home: Path,
     assert steal().startswith("stolen AF_UNIX")
     config.write_text("")
     assert steal().startswith("refused"), "pidfd_getfd took the forwarder's channel"
+
+
+TOKEN_STORES = [".local/share/uv/credentials/credentials.toml", ".config/pypoetry/auth.toml",
+                ".config/pnpm/rc", ".yarnrc", ".bundle/config", ".composer/auth.json",
+                ".config/composer/auth.json", ".nuget/NuGet/NuGet.Config",
+                ".cache/huggingface/token", ".huggingface/token",
+                ".pulumi/credentials.json"]
+
+
+def test_package_managers_token_stores_are_unreadable(project: Path, home: Path,
+                                                      outside_temp: Path) -> None:
+    """With a registry allowed, a token the command reads leaves through it (an issue
+    or gist on an allowed github.com): the token stores of uv, poetry, pnpm, yarn,
+    bundler, composer, NuGet, Hugging Face and Pulumi stay hidden, like ~/.npmrc."""
+    for name in TOKEN_STORES:
+        path = home / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"token-{name}\n")
+    script = outside_temp / "read.py"
+    script.write_text("import sys\nfor f in sys.argv[1:]:\n    try:\n"
+                      "        print(open(f).read().strip())\n    except OSError:\n"
+                      "        pass\n")
+    argv = [sys.executable, "-I", str(script), *(str(home / n) for n in TOKEN_STORES)]
+    control = Sandbox(project, home=home, sandbox_mode="off",
+                      mode="bypassPermissions").run(argv)
+    assert control.stdout.count("token-") == len(TOKEN_STORES), control
+    result = Sandbox(project, home=home, allow_net=("@pypi",)).run(argv)
+    assert result.exit_code != EXIT_SETUP, result.stderr
+    assert "token-" not in result.stdout, result.stdout
