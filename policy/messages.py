@@ -1140,6 +1140,13 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "unknown (set SWIFTY_DAEMON=off to run without the server)",
         "swifty-sandbox 服务在命令结束前退出；结果未知（设置 SWIFTY_DAEMON=off 可不经服务运行）",
     ),
+    # -- red2: the egress proxy's findings --
+    "net.more": (
+        "swifty-sandbox: {count} more network request(s) to other destinations were "
+        "handled but are not listed (at most {limit} destinations are recorded per run)",
+        "swifty-sandbox：另有 {count} 个发往其他目的地的网络请求已处理但未列出"
+        "（每次运行最多记录 {limit} 个目的地）",
+    ),
 }
 
 _ENGLISH, _CHINESE = 0, 1

@@ -49,6 +49,9 @@ from swifty_sandbox.policy.network import (
 
 PROXY_PORT = 3128  # inside the sandbox's own namespace: no other program has it
 MAX_CONNECTIONS = 128  # at once; more are closed at once
+# Destinations recorded per run (for --json and the blocked lines); the rest are only
+# counted: a command asking for a million names must not grow our memory or the output.
+MAX_EVENTS = 256
 MAX_HEADER_BYTES = 32 * 1024
 HEADER_SECONDS = 10.0  # for the whole request head: a slowloris gets cut off
 CONNECT_SECONDS = 10.0
@@ -116,6 +119,7 @@ class Proxy:
         self._ask_lock = threading.Lock()
         self._answers: dict[tuple[str, int], bool] = {}
         self._events: dict[tuple[str, int, bool], Event] = {}
+        self._unrecorded = 0  # requests past MAX_EVENTS destinations
         self._sockets: set[socket.socket] = set()
         self._threads: set[threading.Thread] = set()
         self._active = 0
@@ -133,7 +137,9 @@ class Proxy:
             return tuple(self._events.values())
 
     def blocked_lines(self) -> list[str]:
-        return [e.line() for e in self.events if not e.allowed]
+        more = [t("net.more", count=self._unrecorded, limit=MAX_EVENTS)] \
+            if self._unrecorded else []
+        return [e.line() for e in self.events if not e.allowed] + more
 
     def close(self) -> tuple[Event, ...]:
         """Stop: no socket, descriptor or thread of ours is left when this returns
@@ -235,6 +241,10 @@ class Proxy:
     def _record(self, host: str, port: int, allowed: bool, why: str = "",
                 entry: str = "") -> None:
         with self._lock:
+            if (host, port, allowed) not in self._events \
+                    and len(self._events) >= MAX_EVENTS:
+                self._unrecorded += 1
+                return
             self._events.setdefault((host, port, allowed),
                                     Event(host, port, allowed, why, entry or
                                           suggestion(host, port)))

@@ -144,7 +144,8 @@ class LinuxBackend:
             notes += t("run.memory_cap",
                        size=describe_memory(spec.limits.memory_bytes)) + "\n"
         if events is not None:
-            notes += "".join(e.line() + "\n" for e in events if not e.allowed)
+            blocked = egress.proxy.blocked_lines() if egress is not None else []
+            notes += "".join(line + "\n" for line in blocked)
             result = dataclasses.replace(result, network=tuple(e.as_json() for e in events))
         if notes:
             result = dataclasses.replace(

@@ -188,3 +188,32 @@ def test_package_managers_token_stores_are_unreadable(project: Path, home: Path,
     result = Sandbox(project, home=home, allow_net=("@pypi",)).run(argv)
     assert result.exit_code != EXIT_SETUP, result.stderr
     assert "token-" not in result.stdout, result.stdout
+
+
+FLOOD = r"""
+import socket, sys
+for i in range(int(sys.argv[1])):
+    s = socket.create_connection(("127.0.0.1", 3128), timeout=5)
+    s.sendall(f"CONNECT h{i}.example.net:443 HTTP/1.1\r\n\r\n".encode())
+    s.recv(100)
+    s.close()
+"""
+
+
+def test_a_flood_of_destinations_is_recorded_bounded(project: Path, home: Path,
+                                                     outside_temp: Path) -> None:
+    """Each refused destination was kept (memory) and printed (one line each, also in
+    run --json): a command asking for a million names grew both without end. The
+    first MAX_EVENTS are listed (the control), the rest counted in one line."""
+    from swifty_sandbox.sandbox.netproxy import MAX_EVENTS
+
+    script = outside_temp / "flood.py"
+    script.write_text(FLOOD)
+    count = MAX_EVENTS + 300
+    result = Sandbox(project, home=home, allow_net=("example.com",)).run(
+        [sys.executable, "-I", str(script), str(count)])
+    assert result.exit_code == 0, result.stderr
+    assert result.network is not None and len(result.network) == MAX_EVENTS
+    assert "blocked network access to h0.example.net:443" in result.stderr
+    assert result.stderr.count("blocked network access") == MAX_EVENTS
+    assert "300 more network request(s)" in result.stderr
