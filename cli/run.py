@@ -63,19 +63,26 @@ class TerminalPrompt:
 
     def host(self, host: str, port: int) -> Answer:
         """A destination outside the network allowlist, asked while the command runs
-        ("always" adds it to network.allow in ~/.swifty/config.yaml)."""
-        text = t("prompt.host", reason=t("net.ask", host=host, port=port))
-        while True:
-            sys.stderr.write(text)
-            sys.stderr.flush()
-            line = sys.stdin.readline()
-            if not line:
-                sys.stderr.write("\n")
-                return Answer.NO
-            found = _ANSWERS.get(line.strip().lower())
-            if found is not None:
-                return found
-            sys.stderr.write(t("prompt.again") + "\n")
+        ("always" adds it to network.allow in ~/.swifty/config.yaml). The command
+        shares this terminal and can erase our question and draw one naming another
+        host, so a yes is the host name typed back, compared with the real one."""
+        shown = f"[{host}]" if ":" in host else host
+        sys.stderr.write(t("prompt.host_typed", reason=t("net.ask", host=host, port=port),
+                           host=shown))
+        sys.stderr.flush()
+        line = sys.stdin.readline()
+        if not line:
+            sys.stderr.write("\n")
+            return Answer.NO
+        answer = " ".join(line.split()).lower()
+        names = {host, shown, host + "."}
+        if answer in names:
+            return Answer.YES
+        if answer.startswith("always ") and answer[len("always "):] in names:
+            return Answer.ALWAYS
+        if _ANSWERS.get(answer) is not Answer.NO:
+            sys.stderr.write(t("prompt.host_other", answer=answer, host=shown) + "\n")
+        return Answer.NO
 
 
 def _approved(request: Request, decision: Decision) -> Answer:

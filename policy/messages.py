@@ -1141,6 +1141,20 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "swifty-sandbox 服务在命令结束前退出；结果未知（设置 SWIFTY_DAEMON=off 可不经服务运行）",
     ),
     # -- red2: the egress proxy's findings --
+    "prompt.host_typed": (
+        "swifty-sandbox asks: {reason}\nTo allow it for this run, type its host name "
+        "({host}); type `always {host}` to also add it to network.allow in "
+        "~/.swifty/config.yaml; anything else is no: ",
+        "swifty-sandbox 询问：{reason}\n要在本次运行中允许它，请输入其主机名（{host}）；"
+        "输入 `always {host}` 则同时把它添加到 ~/.swifty/config.yaml 的 network.allow；"
+        "其他任何输入都表示否：",
+    ),
+    "prompt.host_other": (
+        "swifty-sandbox: `{answer}` is not the host asked about ({host}), so it stays "
+        "blocked (the command's own output can draw another question on this terminal)",
+        "swifty-sandbox：`{answer}` 不是所询问的主机（{host}），因此它仍被阻止"
+        "（命令自己的输出可以在此终端上伪造另一个问题）",
+    ),
     "net.more": (
         "swifty-sandbox: {count} more network request(s) to other destinations were "
         "handled but are not listed (at most {limit} destinations are recorded per run)",

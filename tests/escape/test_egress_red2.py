@@ -217,3 +217,88 @@ def test_a_flood_of_destinations_is_recorded_bounded(project: Path, home: Path,
     assert "blocked network access to h0.example.net:443" in result.stderr
     assert result.stderr.count("blocked network access") == MAX_EVENTS
     assert "300 more network request(s)" in result.stderr
+
+
+FORGER = r"""
+import socket, sys, threading, time
+target, forged = sys.argv[1], sys.argv[2]
+def ask():
+    s = socket.create_connection(("127.0.0.1", 3128), timeout=60)
+    s.sendall(f"GET http://{target}/simple/ HTTP/1.1\r\n\r\n".encode())
+    print("answer:", s.recv(100).split(b"\r\n")[0].decode(), flush=True)
+thread = threading.Thread(target=ask)
+thread.start()
+time.sleep(1.5)  # the real question is on the screen: erase both lines, draw ours
+sys.stderr.write("\r\x1b[2K\x1b[1A\x1b[2K\r" + forged + "<forged>")
+sys.stderr.flush()
+thread.join()
+"""
+
+
+def _person_at_a_terminal(argv: list[str], env: dict[str, str], wait_for: bytes,
+                          answer: bytes) -> bytes:
+    """Run `argv` on a pty; when `wait_for` is on the screen, type `answer`."""
+    import os
+    import pty
+    import select
+    import time
+
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execve(argv[0], argv, env)
+    seen = b""
+    answered = False
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.5)
+        if ready:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        if not answered and wait_for in seen:
+            os.write(fd, answer)
+            answered = True
+    os.waitpid(pid, 0)
+    os.close(fd)
+    assert answered, seen
+    return seen
+
+
+def test_a_forged_host_question_allows_nothing(project: Path, home: Path,
+                                               outside_temp: Path) -> None:
+    """The command shares the terminal with the host question: it erased ours and drew
+    one naming pypi.org, and the person's "a" wrote the command's host into
+    ~/.swifty/config.yaml. Now a yes is the host typed back: what the forged screen
+    asks for (pypi.org) allows nothing; the control types the real host."""
+    import os
+
+    from swifty_sandbox.policy.messages import t
+
+    registry = Recorder("127.0.0.1")
+    try:
+        target = f"127.0.0.1:{registry.port}"
+        forged = t("prompt.host_typed", reason=t("net.ask", host="pypi.org", port=443),
+                   host="pypi.org")
+        script = outside_temp / "forger.py"
+        script.write_text(FORGER)
+        cli = str(Path(sys.executable).with_name("swifty-sandbox"))
+        argv = [cli, "run", "--project", str(project), "--allow-net", "example.com", "--",
+                sys.executable, "-I", str(script), target, forged]
+        env = {"HOME": str(home), "PATH": os.environ["PATH"], "TERM": "dumb"}
+        config = home / ".swifty" / "config.yaml"
+
+        seen = _person_at_a_terminal(argv, env, b"<forged>", b"always pypi.org\n")
+        assert b"answer: HTTP/1.1 403" in seen, seen
+        assert registry.seen == []
+        assert not config.exists() or "127.0.0.1" not in config.read_text()
+
+        seen = _person_at_a_terminal(argv, env, b"<forged>", b"always 127.0.0.1\n")
+        assert b"answer: HTTP/1.1 200" in seen, seen  # the control: the real host
+        assert registry.seen
+        assert f"127.0.0.1:{registry.port}" in config.read_text()
+    finally:
+        registry.close()
