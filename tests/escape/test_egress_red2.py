@@ -302,3 +302,42 @@ def test_a_forged_host_question_allows_nothing(project: Path, home: Path,
         assert f"127.0.0.1:{registry.port}" in config.read_text()
     finally:
         registry.close()
+
+
+INDEX_WRITER = r"""
+import struct, sys
+count = int(sys.argv[2])
+entry = bytes(62) + b"\x00" + b"a" + b"\x00"  # keeps all of the previous path, adds "a"
+with open(sys.argv[1], "wb") as index:
+    index.write(b"DIRC" + struct.pack(">II", 4, count) + entry * count)
+"""
+
+
+def test_a_planted_git_index_cannot_exhaust_the_host(project: Path, home: Path,
+                                                     outside_temp: Path) -> None:
+    """`.git/index` is writable inside. A version-4 index whose every entry keeps the
+    whole previous path made the next run's host side (hidden paths git tracks) spell
+    n²/2 bytes: 2.6 MB written became 0.8 GB of our memory, outside every cap."""
+    import subprocess
+    import tracemalloc
+
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (project / ".env").write_text("SECRET=1\n")
+    (project / ".swifty").mkdir(exist_ok=True)
+    (project / ".swifty" / "config.yaml").write_text('sandbox:\n  denyRead: [".env"]\n')
+    script = outside_temp / "index.py"
+    script.write_text(INDEX_WRITER)
+    index = project / ".git" / "index"
+    planted = Sandbox(project, home=home).run(
+        [sys.executable, "-I", str(script), str(index), "40000"])
+    assert planted.exit_code == 0, planted.stderr
+    assert index.stat().st_size > 2_000_000  # the command could write it
+
+    tracemalloc.start()
+    try:
+        result = Sandbox(project, home=home).run(["true"])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert result.exit_code == 0, result.stderr
+    assert peak < 150 << 20, f"{peak >> 20} MB for a {index.stat().st_size} byte index"
