@@ -8,7 +8,8 @@ numbered order (see `linux/bwrap.py`; a later mount wins):
      in `rootfs/`. With `read:` roots (strict), only those roots.
   2. /proc of the new PID namespace, a fresh /dev, /sys read-only.
   3. to 7. The temp dirs, writable roots, pins, read-only paths and guards, then the
-     hidden paths (an empty mode-0000 tmpfs, or /dev/null).
+     hidden paths (an empty read-only tmpfs, or /dev/null; runc gives the tmpfs the
+     hidden directory's own mode, not 0000, so its name can be listed, not its files).
 Namespaces: user (the caller's uid and gid are the container's 0, the one mapping runc
 accepts without root; also for root: root outside must not mean capabilities inside),
 pid, ipc, uts, mount, cgroup and network (a new one, with only loopback). No
@@ -151,8 +152,9 @@ def write_bundle(directory: Path, spec: SandboxSpec, command: Sequence[str]
                         gid=os.getgid(), top_level=top_level)
     if spec.temp_dir is not None:
         ensure_temp_dir(spec.temp_dir)
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)  # config.json holds the env
     rootfs = directory / "rootfs"
-    rootfs.mkdir(parents=True, exist_ok=True)
+    rootfs.mkdir(exist_ok=True)
     for name, link in top_level:
         if link is not None and not os.path.lexists(rootfs / name):
             os.symlink(link, rootfs / name)
