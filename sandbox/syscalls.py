@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from swifty_sandbox.policy.loader import SeccompProfile
+from swifty_sandbox.policy.profile import SeccompProfile
 
 EPERM, ENOSYS = 1, 38  # Linux errno values
 OPS = ("NE", "LT", "LE", "EQ", "GE", "GT", "MASKED_EQ")

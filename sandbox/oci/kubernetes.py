@@ -21,7 +21,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from swifty_sandbox.policy.loader import is_within
+from swifty_sandbox.policy.paths import is_within
 
 from ..spec import TEMP_MOUNTS, SandboxSpec
 

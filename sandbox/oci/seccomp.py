@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from swifty_sandbox.policy.loader import SeccompProfile
+from swifty_sandbox.policy.profile import SeccompProfile
 
 from ..syscalls import Arg, SyscallRule, syscall_rules
 
