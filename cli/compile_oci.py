@@ -10,8 +10,8 @@ from pathlib import Path
 import click
 
 from swifty_sandbox.policy import UsageError
-from swifty_sandbox.policy.paths import is_within
 from swifty_sandbox.policy.messages import t
+from swifty_sandbox.policy.paths import is_within
 from swifty_sandbox.sandbox.spec import SandboxSpec
 
 from .common import echo_json
