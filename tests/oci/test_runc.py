@@ -200,3 +200,15 @@ def test_foreign_syscall_abis_are_killed_as_under_bwrap(in_runc: Run, unconfined
     assert result.returncode in (-31, 128 + 31) and "pid" not in result.stdout, result
     bwrap = Sandbox(project).run([sys.executable, "-c", I386_GETPID])
     assert bwrap.exit_code == 128 + 31 and "pid" not in bwrap.stdout, bwrap
+
+
+def test_proc_sys_is_read_only(in_runc: Run) -> None:
+    """As root the container's uid 0 is the host's, and sysctl files check the uid, not a
+    capability: /proc/sys must be read-only (kernel.core_pattern runs a program as root
+    outside). Checked from the mount table, not by writing a host sysctl."""
+    result = in_runc(["sh", "-c", "awk '$2 == \"/proc/sys\" {print $4}' /proc/self/mounts; "
+                      # its own value back: harmless should the write ever succeed
+                      "v=$(cat /proc/sys/kernel/core_uses_pid); "
+                      "echo $v > /proc/sys/kernel/core_uses_pid || echo refused"])
+    options = result.stdout.split()
+    assert options and options[0].split(",")[0] == "ro" and options[-1] == "refused", result
