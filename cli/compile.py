@@ -13,23 +13,39 @@ from swifty_sandbox.sandbox.backend import TARGETS, backend_for_target
 
 from .common import echo_json, json_option, mode_option, project_option, reports_errors
 
+OCI_TARGETS = ["oci", "oci-seccomp", "kubernetes"]
+
 
 @click.command(name="compile")
-@click.option("--target", type=click.Choice(list(TARGETS)), required=True)
+@click.option("--target", type=click.Choice([*TARGETS, *OCI_TARGETS]), required=True)
 @project_option
 @mode_option
 @json_option
+@click.option("--bundle", type=click.Path(file_okay=False, path_type=Path),
+              help="oci: the bundle directory to write; kubernetes: where to write the "
+                   "seccomp profile for the nodes.")
+@click.option("--image", default="docker.io/library/debian:bookworm-slim", show_default=True,
+              help="kubernetes: the container image.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @reports_errors
 def compile_command(target: str, project: Path | None, mode: str | None,
-                    as_json: bool, command: tuple[str, ...]) -> None:
+                    as_json: bool, bundle: Path | None, image: str,
+                    command: tuple[str, ...]) -> None:
     """Print the sandbox the policy compiles to, for any platform: the bwrap argv (for
     COMMAND after `--`, else a placeholder), the seccomp filter as BPF bytes or
-    readable PFC text, or the seatbelt profile (its parameter values on stderr). With
-    --json:
-    `{"target", "argv"}`, `{"target", "pfc"}`, `{"target", "bpf_base64"}` or
-    `{"target", "profile", "params", "argv"}`."""
+    readable PFC text, or the seatbelt profile (its parameter values on stderr); `oci`
+    writes a runtime bundle (runc, crun) to --bundle DIR, `oci-seccomp` prints the OCI
+    `linux.seccomp` object (docker/podman `--security-opt seccomp=FILE`), `kubernetes`
+    a Job and a NetworkPolicy as YAML. With --json:
+    `{"target", "argv"}`, `{"target", "pfc"}`, `{"target", "bpf_base64"}`,
+    `{"target", "profile", "params", "argv"}`, `{"target", "bundle", "config"}`,
+    `{"target", "seccomp"}` or `{"target", "objects", "seccomp_profile"}`."""
     box = Sandbox(project, mode=Mode(mode) if mode else None)
+    if target in OCI_TARGETS:
+        from .compile_oci import compile_oci
+
+        compile_oci(target, box.spec(), command, bundle=bundle, image=image, as_json=as_json)
+        return
     rendered = backend_for_target(target).render(target, box.spec(),
                                                  list(command) or ["CMD", "ARG..."])
     if as_json:
