@@ -6,7 +6,6 @@ from __future__ import annotations
 import ipaddress
 import socket
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +14,8 @@ import pytest
 from swifty_sandbox import Sandbox
 from swifty_sandbox.policy.network import is_public
 from swifty_sandbox.sandbox import EXIT_SETUP
+
+from ..listener import Listener, tcp_listener
 
 CLIENT = r"""
 import socket, sys
@@ -51,52 +52,17 @@ def _own_public_address() -> str | None:
     return None
 
 
-class Recorder:
-    """A server on one of the host's own addresses that records each connection."""
-
-    def __init__(self, address: str) -> None:
-        family = socket.AF_INET6 if ":" in address else socket.AF_INET
-        self.sock = socket.socket(family, socket.SOCK_STREAM)
-        self.sock.bind((address, 0))
-        self.sock.listen()
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.seen: list[bytes] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
-
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            with conn:
-                conn.settimeout(1)
-                try:
-                    self.seen.append(conn.recv(100) or b"<connected>")
-                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
-                except OSError:
-                    self.seen.append(b"<connected>")
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join()
-        self.sock.close()
-
-
 @pytest.fixture
-def own() -> Iterator[Recorder]:
+def own() -> Iterator[Listener]:
     address = _own_public_address()
     if address is None:
         pytest.skip("this machine has no public-looking address of its own")
-    server = Recorder(address)
+    server = tcp_listener(address, reply=b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
     yield server
     server.close()
 
 
-def test_the_host_s_own_public_address_is_refused(own: Recorder, project: Path,
+def test_the_host_s_own_public_address_is_refused(own: Listener, project: Path,
                                                    home: Path, outside_temp: Path) -> None:
     """`*` allows public addresses, but the host's own (bound by a service on 0.0.0.0
     or ::) is the host itself: refused unless an IP entry names it (the control)."""
@@ -117,10 +83,10 @@ def test_the_host_s_own_public_address_is_refused(own: Recorder, project: Path,
     for target in targets:
         for how in ("get", "connect"):
             assert fetch(how, target, ("*",)).startswith("HTTP/1.1 403"), (how, target)
-    assert own.seen == []
+    assert own.received == []
     control = fetch("get", targets[0], (f"{shown}:{own.port}",))
     assert control.startswith("HTTP/1.1 200"), control
-    assert own.seen
+    assert own.received
 
 
 STEAL = r"""
@@ -278,7 +244,7 @@ def test_a_forged_host_question_allows_nothing(project: Path, home: Path,
 
     from swifty_sandbox.policy.messages import t
 
-    registry = Recorder("127.0.0.1")
+    registry = tcp_listener("127.0.0.1", reply=b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
     try:
         target = f"127.0.0.1:{registry.port}"
         forged = t("prompt.host_typed", reason=t("net.ask", host="pypi.org", port=443),
@@ -293,12 +259,12 @@ def test_a_forged_host_question_allows_nothing(project: Path, home: Path,
 
         seen = _person_at_a_terminal(argv, env, b"<forged>", b"always pypi.org\n")
         assert b"answer: HTTP/1.1 403" in seen, seen
-        assert registry.seen == []
+        assert registry.received == []
         assert not config.exists() or "127.0.0.1" not in config.read_text()
 
         seen = _person_at_a_terminal(argv, env, b"<forged>", b"always 127.0.0.1\n")
         assert b"answer: HTTP/1.1 200" in seen, seen  # the control: the real host
-        assert registry.seen
+        assert registry.received
         assert f"127.0.0.1:{registry.port}" in config.read_text()
     finally:
         registry.close()

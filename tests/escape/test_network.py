@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import socket
 import sys
-import threading
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -13,45 +12,10 @@ import pytest
 
 from swifty_sandbox.sandbox import RunResult
 
+from ..listener import Listener
+
 Attack = Callable[..., RunResult]
 Address = str | tuple[str, int]
-
-
-class Listener:
-    """A host-side server that records whatever reaches it."""
-
-    def __init__(self, sock: socket.socket, stream: bool) -> None:
-        self.sock = sock
-        self.received: list[bytes] = []
-        self.stream = stream
-        self.sock.settimeout(0.2)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
-
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            try:
-                if self.stream:
-                    conn, _ = self.sock.accept()
-                    with conn:
-                        conn.settimeout(1)
-                        self.received.append(conn.recv(100) or b"<connected>")
-                else:
-                    self.received.append(self.sock.recv(100))
-            except (TimeoutError, OSError):
-                continue
-
-    def got(self) -> bool:
-        return bool(self.received)
-
-    def reset(self) -> None:
-        self.received.clear()
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join()
-        self.sock.close()
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -23,6 +22,7 @@ from swifty_sandbox import Sandbox
 from swifty_sandbox.sandbox.oci.bundle import write_bundle
 
 from ..conftest import write_rules
+from ..listener import tcp_listener
 
 RUNC = shutil.which("runc") or next(
     (p for p in ("/usr/sbin/runc", "/usr/bin/runc") if os.access(p, os.X_OK)), None)
@@ -95,46 +95,19 @@ def test_unshare_command_fails(in_runc: Run) -> None:
     assert result.returncode != 0 and "Operation not permitted" in result.stderr, result
 
 
-class Listener:
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen()
-        self.sock.settimeout(0.2)
-        self.got: list[bytes] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
-
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            try:
-                conn, _ = self.sock.accept()
-                with conn:
-                    conn.settimeout(1)
-                    self.got.append(conn.recv(100) or b"<connected>")
-            except OSError:
-                continue
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join()
-        self.sock.close()
-
-
 def test_no_network(in_runc: Run, unconfined: Run) -> None:
-    server = Listener()
+    server = tcp_listener()
     try:
         port = server.sock.getsockname()[1]
         code = ("import socket; s = socket.socket(socket.AF_INET); s.settimeout(2); "
                 f"s.connect(('127.0.0.1', {port})); s.send(b'secret')")
         unconfined([sys.executable, "-c", code])
         threading.Event().wait(0.3)
-        assert server.got, "control: the connection does not work unconfined"
-        server.got.clear()
+        assert server.received, "control: the connection does not work unconfined"
+        server.reset()
         result = in_runc([sys.executable, "-c", code])
         threading.Event().wait(0.5)
-        assert not server.got, f"ESCAPE: the host listener got {server.got}: {result}"
+        assert not server.received, f"ESCAPE: the host listener got {server.received}: {result}"
         assert result.returncode != 0 and "refused" in result.stderr, result
     finally:
         server.close()
