@@ -417,6 +417,12 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "命令结束后无法搜索 {path}（其权限已被修改）；其中可能藏有 git 会信任的仓库。"
         "请对其执行 `chmod u+rwx` 后检查。",
     ),
+    "run.toolchain_config": (
+        "the command left {path}, configuration its toolchain would read at the next "
+        "build of this project (it can name programs to run); it was moved to {moved}.",
+        "该命令留下了 {path}，这是工具链在本项目下次构建时会读取的配置（可指定要运行的程序）；"
+        "已将其移至 {moved}。",
+    ),
     "run.watched": (
         "the command left {path}, which git or swifty-sandbox would trust "
         "outside the sandbox ({reason}); it was moved to {moved}.",

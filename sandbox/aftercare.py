@@ -31,6 +31,7 @@ from swifty_sandbox.policy.paths import project_state_dir
 from . import gitfiles
 from .expand import Found, find_named
 from .spec import MARKERS, SandboxSpec, Snapshot
+from .toolchains import CONFIG_IN_CACHE
 
 _DIR_FLAGS = os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC
 UNRESOLVED = "unresolved"
@@ -206,6 +207,12 @@ def after_run(spec: SandboxSpec) -> str:
         moved = _try_move(spec, path)
         if moved:
             notes.append(t("run.watched", path=path, reason=reason, moved=moved))
+    if spec.toolchain_dir:
+        for name in CONFIG_IN_CACHE:
+            path = os.path.join(spec.toolchain_dir, name)
+            if os.path.lexists(path):
+                notes.append(t("run.toolchain_config", path=path,
+                               moved=_try_move(spec, path)))
     return "".join(f"swifty-sandbox: {n}\n" for n in notes)
 
 

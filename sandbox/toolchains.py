@@ -48,6 +48,15 @@ TOOLCHAINS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
 )
 
 
+# Files a tool reads from its moved home as configuration that can run programs at the
+# next build (cargo's `build.rustc-wrapper` and target runners, gradle's init scripts
+# and JVM arguments). No one but a confined command writes in the cache directory, and
+# there they would outlive `git clean` unseen: moved aside after every run.
+CONFIG_IN_CACHE = ("cargo/config.toml", "cargo/config", "gradle/init.d",
+                   "gradle/init.gradle", "gradle/init.gradle.kts",
+                   "gradle/gradle.properties")
+
+
 def cache_dir_for(project: str, home: str) -> str:
     """The host directory of a project's toolchain caches (keyed like its /tmp)."""
     return os.path.join(home, TOOLCHAIN_HOME,

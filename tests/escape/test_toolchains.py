@@ -271,3 +271,25 @@ def test_without_a_cache_directory_the_command_runs_and_says_so(
     result = ok(confined("echo \"cargo=${CARGO_HOME:-unset}\""))
     assert result.stdout.strip() == "cargo=unset", result
     assert "cannot create the project's toolchain cache" in result.stderr
+
+
+def test_toolchain_config_planted_in_the_cache_is_moved_aside(confined: Runner,
+                                                              project: Path,
+                                                              home: Path) -> None:
+    """A command can write cargo's config (`build.rustc-wrapper`) or a gradle init script
+    into the project's cache, where the next build would run what it names, unseen by
+    git and past `git clean`: after the run it is moved aside and named."""
+    result = ok(confined(
+        'mkdir -p "$GRADLE_USER_HOME/init.d" "$CARGO_HOME" && '
+        'printf "[build]\\nrustc-wrapper = \\"/tmp/w.sh\\"\\n" > "$CARGO_HOME/config.toml" && '
+        'echo "println 1" > "$GRADLE_USER_HOME/init.d/x.gradle" && '
+        'cat "$CARGO_HOME/config.toml"'))
+    assert "rustc-wrapper" in result.stdout  # the control: the command did write it
+    cache = Path(Sandbox(project, home=home).spec().toolchain_dir or "")
+    assert not (cache / "cargo" / "config.toml").exists()
+    assert not (cache / "gradle" / "init.d").exists()
+    assert list((cache / "cargo").glob(".swifty-blocked-*-config.toml"))
+    assert str(cache / "cargo" / "config.toml") in result.stderr, result
+    # Ordinary cache content stays.
+    ok(confined('mkdir -p "$CARGO_HOME/registry" && echo x > "$CARGO_HOME/registry/kept"'))
+    assert (cache / "cargo" / "registry" / "kept").exists()
