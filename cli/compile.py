@@ -10,21 +10,20 @@ import click
 from swifty_sandbox.policy import Mode
 from swifty_sandbox.sandbox import Sandbox
 from swifty_sandbox.sandbox.backend import TARGETS, backend_for_target
+from swifty_sandbox.sandbox.oci.backend import DEFAULT_IMAGE
 
 from .common import echo_json, json_option, mode_option, project_option, reports_errors
 
-OCI_TARGETS = ["oci", "oci-seccomp", "kubernetes"]
-
 
 @click.command(name="compile")
-@click.option("--target", type=click.Choice([*TARGETS, *OCI_TARGETS]), required=True)
+@click.option("--target", type=click.Choice(list(TARGETS)), required=True)
 @project_option
 @mode_option
 @json_option
 @click.option("--bundle", type=click.Path(file_okay=False, path_type=Path),
               help="oci: the bundle directory to write; kubernetes: where to write the "
                    "seccomp profile for the nodes.")
-@click.option("--image", default="docker.io/library/debian:bookworm-slim", show_default=True,
+@click.option("--image", default=DEFAULT_IMAGE, show_default=True,
               help="kubernetes: the container image.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @reports_errors
@@ -41,13 +40,10 @@ def compile_command(target: str, project: Path | None, mode: str | None,
     `{"target", "profile", "params", "argv"}`, `{"target", "bundle", "config"}`,
     `{"target", "seccomp"}` or `{"target", "objects", "seccomp_profile"}`."""
     box = Sandbox(project, mode=Mode(mode) if mode else None)
-    if target in OCI_TARGETS:
-        from .compile_oci import compile_oci
-
-        compile_oci(target, box.spec(), command, bundle=bundle, image=image, as_json=as_json)
-        return
+    placeholder = [] if TARGETS[target] == "oci" else ["CMD", "ARG..."]  # oci: a real one
     rendered = backend_for_target(target).render(target, box.spec(),
-                                                 list(command) or ["CMD", "ARG..."])
+                                                 list(command) or placeholder,
+                                                 {"bundle": bundle, "image": image})
     if as_json:
         echo_json(dict(rendered.json))
         return

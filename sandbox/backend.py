@@ -6,8 +6,11 @@ and never look at the platform themselves: `backend_for()` is the one place that
 A backend whose `compile` targets need no particular OS (`seatbelt` text, a bwrap argv)
 renders them on any machine; only `run` and `probe` need their own platform.
 
-To add one (OCI, Kubernetes): a module with a `BACKEND` object, one row in `_MODULES`
-and its target names in `TARGETS`.
+`oci/` only renders (`compile --target oci|oci-seccomp|kubernetes`): a `Renderer`, the
+part of a backend that `compile` uses; a container runtime does the running.
+
+To add one: a module with a `BACKEND` object, one row in `_MODULES` and its target
+names in `TARGETS`.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ if TYPE_CHECKING:
 _MODULES: dict[str, str] = {
     "linux": "swifty_sandbox.sandbox.linux.backend",
     "macos": "swifty_sandbox.sandbox.macos.backend",
+    "oci": "swifty_sandbox.sandbox.oci.backend",
 }
 # `compile --target` names → the backend that renders them (known without importing it).
 TARGETS: dict[str, str] = {
@@ -40,6 +44,9 @@ TARGETS: dict[str, str] = {
     "seccomp-bpf": "linux",
     "seccomp-pfc": "linux",
     "seatbelt": "macos",
+    "oci": "oci",
+    "oci-seccomp": "oci",
+    "kubernetes": "oci",
 }
 # `sys.platform` prefix → the backend that confines commands there.
 _PLATFORMS: dict[str, str] = {"linux": "linux", "darwin": "macos"}
@@ -71,16 +78,21 @@ class Rendered:
         self.stdout, self.json, self.stderr = stdout, json, stderr
 
 
-class Backend(Protocol):
+class Renderer(Protocol):
     name: str
     targets: tuple[str, ...]  # the `compile --target` names this backend renders
 
-    def compile(self, spec: SandboxSpec, command: Sequence[str]) -> Launch:
-        """The launch of `command` confined by `spec` (pure; placeholder descriptors)."""
+    def render(self, target: str, spec: SandboxSpec, command: Sequence[str],
+               options: Mapping[str, object] | None = None) -> Rendered:
+        """`compile --target target -- command` (pure but for what `options` ask to be
+        written, e.g. an OCI bundle; any OS)."""
         ...
 
-    def render(self, target: str, spec: SandboxSpec, command: Sequence[str]) -> Rendered:
-        """`compile --target target -- command` (pure; any OS)."""
+
+class Backend(Renderer, Protocol):
+
+    def compile(self, spec: SandboxSpec, command: Sequence[str]) -> Launch:
+        """The launch of `command` confined by `spec` (pure; placeholder descriptors)."""
         ...
 
     def run(self, spec: SandboxSpec, command: Sequence[str], *, capture: bool,
@@ -111,6 +123,7 @@ def backend_for(platform: str = sys.platform) -> Backend:
     raise SetupError(t("setup.unsupported", platform=platform))
 
 
-def backend_for_target(target: str) -> Backend:
-    return backend_named(TARGETS[target])
+def backend_for_target(target: str) -> Renderer:
+    renderer: Renderer = importlib.import_module(_MODULES[TARGETS[target]]).BACKEND
+    return renderer
 

@@ -35,7 +35,8 @@ class LinuxBackend:
 
         return Launch(bwrap_argv(spec, command, seccomp_fd=3), fds=(3,))
 
-    def render(self, target: str, spec: SandboxSpec, command: Sequence[str]) -> Rendered:
+    def render(self, target: str, spec: SandboxSpec, command: Sequence[str],
+               options: Mapping[str, object] | None = None) -> Rendered:
         if target == "bwrap":
             import shlex
 

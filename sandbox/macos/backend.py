@@ -12,7 +12,7 @@ import os
 import shlex
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import IO, TYPE_CHECKING
 
 from swifty_sandbox.policy.messages import t
@@ -46,7 +46,8 @@ class MacosBackend:
     def compile(self, spec: SandboxSpec, command: Sequence[str]) -> Launch:
         return Launch(sandbox_exec_argv(seatbelt_profile(spec), command), cwd=spec.cwd)
 
-    def render(self, target: str, spec: SandboxSpec, command: Sequence[str]) -> Rendered:
+    def render(self, target: str, spec: SandboxSpec, command: Sequence[str],
+               options: Mapping[str, object] | None = None) -> Rendered:
         profile = seatbelt_profile(spec)
         argv = sandbox_exec_argv(profile, command)
         return Rendered(
