@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -22,6 +23,11 @@ RuleList = list[tuple[str, str]]
 # The CLI's warm server (cli/warm.py) would start one background process per test home
 # (each HOME is a context of its own); its own tests start and stop it explicitly.
 os.environ["SWIFTY_DAEMON"] = "off"
+
+# Run as a background job (`cmd &` in a script), this suite inherits an ignored SIGINT,
+# and so would every process it starts: the Ctrl-C tests would test nothing a person
+# sees. Python's own handler here is reset to the default in each child at exec.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # The system temp dirs are allowed roots of the path sandbox, so a test home under
 # pytest's tmp_path (in /tmp) would make every "outside" path inside. Test homes live
