@@ -477,19 +477,43 @@ def _reply(client: socket.socket, status: int, body: str) -> None:
 
 
 def _pump(source: socket.socket, sink: socket.socket) -> None:
-    """Copy until EOF, then pass the EOF on (a half-close, as TCP has it)."""
-    buffer = bytearray(_CHUNK)
-    view = memoryview(buffer)
+    """Copy until EOF, then pass the EOF on (a half-close, as TCP has it). Through a
+    pipe with splice(2) where there is one: the bytes never enter Python (a copy loop
+    here ran at half the speed of a direct download)."""
     try:
-        while True:
-            n = source.recv_into(buffer)
-            if not n:
-                break
-            sink.sendall(view[:n])
+        if hasattr(os, "splice") and source.gettimeout() is None \
+                and sink.gettimeout() is None:
+            _splice(source.fileno(), sink.fileno())
+        else:
+            _copy(source, sink)
     except OSError:
         pass
     with contextlib.suppress(OSError):
         sink.shutdown(socket.SHUT_WR)
+
+
+def _splice(source: int, sink: int) -> None:
+    read_end, write_end = os.pipe()
+    try:
+        while True:
+            n = os.splice(source, write_end, _CHUNK)
+            if not n:
+                return
+            while n:
+                n -= os.splice(read_end, sink, n)
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
+def _copy(source: socket.socket, sink: socket.socket) -> None:
+    buffer = bytearray(_CHUNK)
+    view = memoryview(buffer)
+    while True:
+        n = source.recv_into(buffer)
+        if not n:
+            return
+        sink.sendall(view[:n])
 
 
 # -- the sandbox's side ---------------------------------------------------------------------
