@@ -17,6 +17,8 @@ import pytest
 from swifty_sandbox import Sandbox
 from swifty_sandbox.sandbox import EXIT_SETUP, RunResult
 
+from ..terminal import person_at_a_terminal
+
 # A client run inside: one request through the proxy at 127.0.0.1:3128 (or straight to
 # the address, `direct`), printing the status line or the error.
 CLIENT = r"""
@@ -354,10 +356,6 @@ def test_cli_allow_net_json_and_bad_entries(project: Path, home: Path, registry:
 
 def test_terminal_prompt_for_a_host(project: Path, home: Path, registry: Registry,
                                     outside_temp: Path) -> None:
-    import pty
-    import select
-    import time
-
     script = outside_temp / "client.py"
     script.write_text(CLIENT)
     target = f"127.0.0.1:{registry.port}"
@@ -365,28 +363,7 @@ def test_terminal_prompt_for_a_host(project: Path, home: Path, registry: Registr
     argv = [cli, "run", "--project", str(project), "--allow-net", "pypi.org", "--",
             sys.executable, "-I", str(script), "get", target]
     env = {"HOME": str(home), "PATH": os.environ["PATH"], "TERM": "dumb"}
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.execve(cli, argv, env)
-    seen = b""
-    deadline = time.monotonic() + 30
-    answered = False
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([fd], [], [], 0.5)
-        if ready:
-            try:
-                chunk = os.read(fd, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            seen += chunk
-        if not answered and b"type its host name" in seen:
-            assert f"reach {target}".encode() in seen
-            os.write(fd, b"127.0.0.1\n")
-            answered = True
-    _, status = os.waitpid(pid, 0)
-    os.close(fd)
-    assert answered, seen
-    assert b"HTTP/1.1 200" in seen and os.waitstatus_to_exitcode(status) == 0, seen
+    seen, code = person_at_a_terminal(argv, env, b"type its host name", b"127.0.0.1\n")
+    assert f"reach {target}".encode() in seen
+    assert b"HTTP/1.1 200" in seen and code == 0, seen
     assert registry.seen == ["/simple/"]

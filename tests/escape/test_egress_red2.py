@@ -16,6 +16,7 @@ from swifty_sandbox.policy.network import is_public
 from swifty_sandbox.sandbox import EXIT_SETUP
 
 from ..listener import Listener, tcp_listener
+from ..terminal import person_at_a_terminal
 
 CLIENT = r"""
 import socket, sys
@@ -201,39 +202,6 @@ thread.join()
 """
 
 
-def _person_at_a_terminal(argv: list[str], env: dict[str, str], wait_for: bytes,
-                          answer: bytes) -> bytes:
-    """Run `argv` on a pty; when `wait_for` is on the screen, type `answer`."""
-    import os
-    import pty
-    import select
-    import time
-
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.execve(argv[0], argv, env)
-    seen = b""
-    answered = False
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([fd], [], [], 0.5)
-        if ready:
-            try:
-                chunk = os.read(fd, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            seen += chunk
-        if not answered and wait_for in seen:
-            os.write(fd, answer)
-            answered = True
-    os.waitpid(pid, 0)
-    os.close(fd)
-    assert answered, seen
-    return seen
-
-
 def test_a_forged_host_question_allows_nothing(project: Path, home: Path,
                                                outside_temp: Path) -> None:
     """The command shares the terminal with the host question: it erased ours and drew
@@ -257,12 +225,12 @@ def test_a_forged_host_question_allows_nothing(project: Path, home: Path,
         env = {"HOME": str(home), "PATH": os.environ["PATH"], "TERM": "dumb"}
         config = home / ".swifty" / "config.yaml"
 
-        seen = _person_at_a_terminal(argv, env, b"<forged>", b"always pypi.org\n")
+        seen, _ = person_at_a_terminal(argv, env, b"<forged>", b"always pypi.org\n")
         assert b"answer: HTTP/1.1 403" in seen, seen
         assert registry.received == []
         assert not config.exists() or "127.0.0.1" not in config.read_text()
 
-        seen = _person_at_a_terminal(argv, env, b"<forged>", b"always 127.0.0.1\n")
+        seen, _ = person_at_a_terminal(argv, env, b"<forged>", b"always 127.0.0.1\n")
         assert b"answer: HTTP/1.1 200" in seen, seen  # the control: the real host
         assert registry.received
         assert f"127.0.0.1:{registry.port}" in config.read_text()
