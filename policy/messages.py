@@ -1126,12 +1126,6 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "add it by hand",
         "无法把 `{entry}` 添加到 {file}：其中的 `network.allow` 不是普通的 YAML 列表；请手动添加",
     ),
-    "prompt.host": (
-        "swifty-sandbox asks: {reason}\nAllow it? [y]es, [N]o, [a]lways "
-        "(adds it to network.allow in ~/.swifty/config.yaml): ",
-        "swifty-sandbox 询问：{reason}\n是否允许？[y] 是，[N] 否，[a] 总是"
-        "（添加到 ~/.swifty/config.yaml 的 network.allow）：",
-    ),
     "audit.risky-network": (
         "network.allow `{entry}`: {why}",
         "network.allow `{entry}`：{why}",
