@@ -1,5 +1,6 @@
-"""A host-side server that records whatever reaches it: the outside judge of the
-network tests (bwrap, runc, the egress proxy)."""
+"""The network tests' outside view: a host-side server that records whatever reaches
+it (bwrap, runc, the egress proxy), and whether a real registry is reachable from here
+(the end-to-end tests skip only when it is not)."""
 
 from __future__ import annotations
 
@@ -60,3 +61,12 @@ def tcp_listener(address: str = "127.0.0.1", reply: bytes = b"") -> Listener:
     sock.bind((address, 0))
     sock.listen()
     return Listener(sock, stream=True, reply=reply)
+
+
+def reachable(host: str, port: int = 443) -> bool:
+    """Whether this machine (outside any sandbox) can connect to `host:port`."""
+    try:
+        socket.create_connection((host, port), timeout=5).close()
+        return True
+    except OSError:
+        return False

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import http.server
 import os
-import socket
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -17,6 +16,7 @@ import pytest
 from swifty_sandbox import Sandbox
 from swifty_sandbox.sandbox import EXIT_SETUP, RunResult
 
+from ..listener import reachable
 from ..terminal import person_at_a_terminal
 
 # A client run inside: one request through the proxy at 127.0.0.1:3128 (or straight to
@@ -223,16 +223,8 @@ def test_forwarder_passes_status_and_signals(project: Path, home: Path) -> None:
     assert piped.exit_code == 0 and piped.stdout == "y\n"
 
 
-def _pypi_reachable() -> bool:
-    try:
-        socket.create_connection(("pypi.org", 443), timeout=5).close()
-        return True
-    except OSError:
-        return False
-
-
 def test_pip_download_end_to_end(project: Path, home: Path) -> None:
-    if not _pypi_reachable():
+    if not reachable("pypi.org"):
         pytest.skip("pypi.org:443 is not reachable from this machine")
     pip = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-cache-dir",
            "--retries", "0", "--timeout", "20", "six", "-d", str(project / "dl")]

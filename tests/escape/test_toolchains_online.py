@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import sys
 from pathlib import Path
 
@@ -17,15 +16,8 @@ import pytest
 from swifty_sandbox import Sandbox
 from swifty_sandbox.sandbox import EXIT_SETUP, RunResult
 
+from ..listener import reachable
 from .test_toolchains import REAL_HOME, _cargo, listing
-
-
-def _reachable(host: str) -> bool:
-    try:
-        socket.create_connection((host, 443), timeout=5).close()
-        return True
-    except OSError:
-        return False
 
 
 def _run_with(preset: str, project: Path, home: Path, command: str) -> RunResult:
@@ -46,7 +38,7 @@ def _run_with(preset: str, project: Path, home: Path, command: str) -> RunResult
 
 
 def test_pip_install_into_a_project_venv(project: Path, home: Path) -> None:
-    if not _reachable("pypi.org"):
+    if not reachable("pypi.org"):
         pytest.skip("pypi.org is not reachable from this machine")
     python = sys.executable
     result = _run_with("@pypi", project, home,
@@ -59,7 +51,7 @@ def test_pip_install_into_a_project_venv(project: Path, home: Path) -> None:
 
 @pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
 def test_npm_install_of_a_small_package(project: Path, home: Path) -> None:
-    if not _reachable("registry.npmjs.org"):
+    if not reachable("registry.npmjs.org"):
         pytest.skip("registry.npmjs.org is not reachable from this machine")
     (project / "package.json").write_text('{"name": "app", "version": "1.0.0"}\n')
     result = _run_with("@npm", project, home,
@@ -71,7 +63,7 @@ def test_npm_install_of_a_small_package(project: Path, home: Path) -> None:
 @pytest.mark.skipif(_cargo() is None, reason="cargo is not installed for this user")
 def test_cargo_build_with_one_dependency(project: Path, home: Path,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    if not _reachable("index.crates.io"):
+    if not reachable("index.crates.io"):
         pytest.skip("crates.io is not reachable from this machine")
     cargo = _cargo()
     assert cargo is not None
