@@ -47,22 +47,23 @@ FLAGS = ("debug", "inspect", "interactive", "optimize", "dont_write_bytecode",
 def main() -> None:
     """The `swifty-sandbox` console script."""
     args = sys.argv[1:]
-    if _eligible(args):
+    eligible = _eligible(args)
+    if eligible:
         sock = _connect()
         if sock is not None:
             code = _call(sock, args)
             if code is not None:
                 sys.exit(code)
-    _slow(args)
+    _slow(start_server=eligible)
 
 
-def _slow(args: list[str]) -> None:
+def _slow(*, start_server: bool) -> None:
     from .main import main as click_main
 
     try:
         click_main(prog_name="swifty-sandbox")
     finally:
-        if _eligible(args):
+        if start_server:
             _start_server()
 
 
