@@ -12,7 +12,6 @@ import difflib
 import json
 import os
 import shlex
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +19,7 @@ import click
 
 from swifty_sandbox.policy import SwiftyError, find_project
 from swifty_sandbox.policy.messages import t
+from swifty_sandbox.policy.store import write_atomically
 from swifty_sandbox.sandbox.hooks import Agent
 
 from .common import project_option, reports_errors
@@ -116,20 +116,10 @@ def _read(path: Path) -> str | None:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write beside the file and rename over it: readers see the old or the new file."""
+    """Write beside the file and rename over it (`store.write_atomically`); a new
+    settings file is 0644, as agents create theirs."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    write_atomically(path, text, new_mode=0o644)
 
 
 def _show(path: Path, old: str | None, new: str) -> None:

@@ -56,13 +56,13 @@ def add_allowed_host(files: PolicyFiles, entry: str) -> bool:
     (StoreError) a file whose shape it cannot extend by inserting lines, a symlink, or
     a result that does not read back as valid settings."""
     from .settings import config_layer
-    from .store import _locked, _write_atomically
+    from .store import locked, write_atomically
 
     path = files.config(Scope.USER)
     expand([entry])  # never write an entry the reader would refuse
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with _locked(path):
+        with locked(path):
             if path.is_symlink():
                 raise StoreError(t("store.symlink", file=path, target=path.readlink()))
             source = read_source(path) or Source(str(path), "")
@@ -74,7 +74,7 @@ def add_allowed_host(files: PolicyFiles, entry: str) -> bool:
             values, _ = config_layer(new, files, committed=False)
             if entry not in values.get("network_allow", ()):
                 raise StoreError(t("net.store_shape", entry=entry, file=path))
-            _write_atomically(path, text)
+            write_atomically(path, text)
             return True
     except OSError as e:
         raise StoreError(t("store.cannot_write", file=path, error=e.strerror or e)) from e

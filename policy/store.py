@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 
 
 @contextmanager
-def _locked(path: Path) -> Iterator[None]:
+def locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on `path`'s side file (`….lock`) for a read-change-write."""
     lock_path = path.with_name(path.name + ".lock")
     # O_NOFOLLOW: a planted `….lock` symlink must not make us create a file elsewhere.
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
@@ -64,7 +65,9 @@ def _appended(source: Source, entries: str) -> str:
     return text + entries
 
 
-def _write_atomically(path: Path, text: str) -> None:
+def write_atomically(path: Path, text: str, *, new_mode: int | None = None) -> None:
+    """Write beside the file and rename over it: readers see the old or the new file,
+    never a part; it keeps its mode (a new one gets `new_mode`, else 0600)."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -73,6 +76,8 @@ def _write_atomically(path: Path, text: str) -> None:
             os.fsync(f.fileno())
         if path.exists():
             os.chmod(tmp, path.stat().st_mode & 0o7777)
+        elif new_mode is not None:
+            os.chmod(tmp, new_mode)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -112,7 +117,7 @@ def add_rules(path: Path, rules: list[str], effect: Effect, *, project: Path,
 def _add_rules(path: Path, rules: list[str], effect: Effect, *, project: Path,
                home: Path) -> list[str]:
     path.parent.mkdir(parents=True, exist_ok=True)
-    with _locked(path):
+    with locked(path):
         if path.is_symlink():
             raise StoreError(t("store.symlink", file=path, target=os.readlink(path)))
         source = read_source(path) or Source(str(path), "")
@@ -127,5 +132,5 @@ def _add_rules(path: Path, rules: list[str], effect: Effect, *, project: Path,
             return []
         new_text = _appended(source, "".join(_entry_text(r, effect) for r in added))
         parse_rules(Source(str(path), new_text), project, home)  # never write a bad file
-        _write_atomically(path, new_text)
+        write_atomically(path, new_text)
         return added
