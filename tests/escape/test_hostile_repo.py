@@ -20,14 +20,11 @@ from swifty_sandbox import Sandbox
 from swifty_sandbox.sandbox import EXIT_SETUP, RunResult, SetupError
 from swifty_sandbox.sandbox.linux.bwrap import bwrap_argv
 
+from .conftest import git
+
 pytestmark = pytest.mark.linux  # namespaces, seccomp, cgroups, bwrap mounts
 
 Attack = Callable[..., RunResult]
-
-
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True,
-                          text=True).stdout
 
 
 @pytest.fixture
