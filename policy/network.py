@@ -9,10 +9,13 @@ Entries: `example.com` (that name), `*.example.com` (its subdomains, not itself)
 (`10.0.0.0/8`), and presets (`@pypi`, …; `profiles/network.yaml`). Deny entries win.
 
 Addresses that are not public (loopback, RFC 1918, CGNAT, link-local and the cloud
-metadata addresses, unique-local, unspecified, multicast, reserved; also written as
-IPv4-mapped/compatible/NAT64/6to4 IPv6) are refused even when an allowed name resolves
-to them, unless an IP or CIDR entry names them: otherwise an allowed name whose DNS an
-attacker controls (`evil.example.com A 127.0.0.1`) reaches the host's own services.
+metadata addresses, unique-local, unspecified, multicast, reserved, the local-use NAT64
+prefix 64:ff9b:1::/48 whose embedding only its operator knows; also written as
+IPv4-mapped/compatible/NAT64/6to4 IPv6, NAT64 under the well-known prefix or one the
+caller discovered) are refused even when an allowed name resolves to them, unless an IP
+or CIDR entry names them: otherwise an allowed name whose DNS an attacker controls
+(`evil.example.com A 127.0.0.1`, or its AAAA under a DNS64 resolver) reaches the host's
+own services.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 _LABEL = re.compile(r"^(?!-)[a-z0-9_-]{1,63}(?<!-)$")
-_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")  # RFC 6052's well-known prefix
 _6TO4 = ipaddress.IPv6Network("2002::/16")
 _COMPAT = ipaddress.IPv6Network("::/96")
 
@@ -61,10 +64,11 @@ class HostEntry:
             return host.endswith(self.name[1:])
         return host == self.name
 
-    def matches_address(self, address: IPAddress, port: int) -> bool:
+    def matches_address(self, address: IPAddress, port: int,
+                        nat64: Sequence[ipaddress.IPv6Network] = ()) -> bool:
         if self.network is None or (self.port is not None and self.port != port):
             return False
-        return _v4(address) in self.network or address in self.network
+        return address in self.network or embedded_ipv4(address, nat64) in self.network
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,17 +104,23 @@ class NetworkPolicy:
                 return True  # `*`: any host, but a special address only by its IP
         return None
 
-    def address_allowed(self, address: IPAddress, port: int) -> bool:
+    def address_allowed(self, address: IPAddress, port: int,
+                        nat64: Sequence[ipaddress.IPv6Network] = ()) -> bool:
         """Whether a connection may go to `address` (what the host's name resolved to):
-        no deny entry names it, and it is public or an allow entry names it."""
-        if any(e.matches_address(address, port) for e in self.deny):
+        no deny entry names it, and it is public or an allow entry names it. `nat64`:
+        the network-specific NAT64 prefixes in use here (RFC 7050), whose addresses
+        stand for the IPv4 address they embed."""
+        if any(e.matches_address(address, port, nat64) for e in self.deny):
             return False
-        return is_public(address) or any(e.matches_address(address, port)
-                                         for e in self.allow)
+        return is_public(address, nat64) or any(e.matches_address(address, port, nat64)
+                                                for e in self.allow)
 
 
-def _v4(address: IPAddress) -> IPAddress:
-    """The IPv4 address an IPv6 one carries (mapped, compatible, NAT64, 6to4), if any."""
+def embedded_ipv4(address: IPAddress,
+                  nat64: Sequence[ipaddress.IPv6Network] = ()) -> IPAddress:
+    """The IPv4 address an IPv6 one stands for (mapped, compatible, NAT64 under the
+    well-known prefix or one of `nat64`, 6to4), else `address` itself: a NAT64 gateway
+    or 6to4 relay delivers it there, to the host's own services too."""
     if isinstance(address, ipaddress.IPv6Address):
         if address.ipv4_mapped is not None:
             return address.ipv4_mapped
@@ -119,7 +129,19 @@ def _v4(address: IPAddress) -> IPAddress:
             return ipaddress.IPv4Address(packed[12:])
         if address in _6TO4:
             return ipaddress.IPv4Address(packed[2:6])
+        for prefix in nat64:
+            if address in prefix:
+                return nat64_ipv4(address, prefix)
     return address
+
+
+def nat64_ipv4(address: ipaddress.IPv6Address, prefix: ipaddress.IPv6Network
+               ) -> ipaddress.IPv4Address:
+    """The IPv4 address embedded after `prefix` (RFC 6052 §2.2: /32 to /96, bits 64 to 71
+    left out)."""
+    start = prefix.prefixlen // 8
+    octets = [address.packed[i] for i in range(start, 16) if i != 8][:4]
+    return ipaddress.IPv4Address(bytes(octets))
 
 
 # Not public: what a connection must never reach through a name. Listed, not
@@ -128,14 +150,18 @@ def _v4(address: IPAddress) -> IPAddress:
 _SPECIAL = tuple(ipaddress.ip_network(n) for n in (
     "0.0.0.0/8", "127.0.0.0/8", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16",
     "100.64.0.0/10", "169.254.0.0/16", "224.0.0.0/4", "240.0.0.0/4",
-    "::/128", "::1/128", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8"))
+    "::/128", "::1/128", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8",
+    # RFC 8215's local-use NAT64 prefix: where the IPv4 address sits inside depends on
+    # a prefix length only its operator knows, so it may hide any of the above.
+    "64:ff9b:1::/48"))
 
 
-def is_public(address: IPAddress) -> bool:
+def is_public(address: IPAddress, nat64: Sequence[ipaddress.IPv6Network] = ()) -> bool:
     """Not loopback, private (RFC 1918), CGNAT 100.64/10, link-local (the metadata
-    169.254.169.254), unique-local fc00::/7 (fd00:ec2::254), unspecified, multicast or
-    reserved — also when an IPv6 form carries such an IPv4 address."""
-    return not any(candidate in network for candidate in {address, _v4(address)}
+    169.254.169.254), unique-local fc00::/7 (fd00:ec2::254), unspecified, multicast,
+    reserved or local-use NAT64 — also when an IPv6 form carries such an IPv4 address."""
+    return not any(candidate in network
+                   for candidate in {address, embedded_ipv4(address, nat64)}
                    for network in _SPECIAL)
 
 
@@ -177,17 +203,26 @@ def normalize_host(text: str) -> str:
             return socket.inet_ntoa(socket.inet_aton(host))
         except OSError:
             pass
-    try:
-        ascii_host = host.encode("idna").decode("ascii").lower() if not host.isascii() \
-            else host.lower()
-    except UnicodeError:
-        raise NetworkEntryError(t("net.bad_host", host=text)) from None
+    ascii_host = host.lower() if host.isascii() else _idna(host, text)
     labels = ascii_host.split(".")
     if not all(_LABEL.match(label) for label in labels):
         raise NetworkEntryError(t("net.bad_host", host=text))
     if all(label.isdigit() for label in labels):
         raise NetworkEntryError(t("net.bad_host", host=text))  # 999.1.1.1: no address
     return ascii_host
+
+
+def _idna(host: str, text: str) -> str:
+    """A non-ASCII name as clients send it: UTS 46 non-transitional (IDNA 2008, what
+    browsers, curl and the resolvers' libidn2 do). Python's own `idna` codec is IDNA
+    2003, which maps `faß.test` to `fass.test`: another domain, and not the one
+    clients ask for."""
+    import idna  # here: only a name that is not ASCII needs it
+
+    try:
+        return idna.encode(host, uts46=True, transitional=False).decode("ascii").lower()
+    except (UnicodeError, idna.IDNAError):
+        raise NetworkEntryError(t("net.bad_host", host=text)) from None
 
 
 def split_host_port(text: str) -> tuple[str, int | None]:

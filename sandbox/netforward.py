@@ -8,7 +8,10 @@ AF_UNIX socket FD that it inherited: the proxy then reads and writes that socket
 itself, nothing is copied in here, and the command can neither create a unix socket
 (seccomp) nor inherit FD (close-on-exec). It ends with the command's exit status.
 It runs under the same seccomp filter as the command: it needs AF_INET and sendmsg
-only.
+only. It makes itself non-dumpable before the command exists: the command runs as the
+same user, and could otherwise open `/proc/<forwarder>/mem` (or ptrace it where the
+profile allows) and run its own code here, with the channel to the host proxy. The
+command's exec makes it dumpable again, for its own debuggers.
 """
 
 from __future__ import annotations
@@ -29,10 +32,26 @@ def _wait(pid: int) -> None:
     os._exit(128 - code if code < 0 else code)
 
 
+def _undumpable() -> bool:
+    """prctl(PR_SET_DUMPABLE, 0), confirmed by PR_GET_DUMPABLE. Through `_ctypes`, the
+    C half of `ctypes` (which would cost ~3 ms more to import)."""
+    try:
+        import _ctypes
+
+        prctl = _ctypes.dlsym(_ctypes.dlopen(None), "prctl")  # type: ignore[arg-type]
+        return bool(_ctypes.call_function(prctl, (4, 0, 0, 0, 0)) == 0
+                    and _ctypes.call_function(prctl, (3, 0, 0, 0, 0)) == 0)
+    except (ImportError, OSError, AttributeError):
+        return False
+
+
 def main(argv: list[str]) -> int:
     fd, port, dashes, *command = argv
     if dashes != "--" or not command:
         sys.stderr.write("swifty-sandbox forwarder: usage: FD PORT -- COMMAND...\n")
+        return 125
+    if not _undumpable():  # fail closed: the command must not reach into us
+        sys.stderr.write("swifty-sandbox forwarder: cannot make itself non-dumpable\n")
         return 125
     host = _socket.socket(fileno=int(fd))
     os.set_inheritable(int(fd), False)

@@ -12,10 +12,19 @@ trailing dot, IDNA, every numeric IPv4 spelling), then deny entries, then allow
 entries (an unlisted host goes to the person when there is one to ask); names are
 resolved here and only an address `NetworkPolicy.address_allowed` accepts is
 connected to — the one that was checked, never a second lookup. One client
-connection is one destination: a plain HTTP request is sent with `Connection: close`
-and the Host header rewritten from the request URI, so nothing that follows on that
-connection (a pipelined or smuggled request) reaches another host. Refusals are a 403
-naming the host and how to allow it; the run's stderr gets the same as one line.
+connection is one destination and, for plain HTTP, one request: it is sent with
+`Connection: close`, the Host header rewritten from the request URI and exactly the
+body its Content-Length gives (a chunked body is refused: 411); the response's head
+says `Connection: close` too, and whatever the client sends after that request (a
+pipelined or smuggled one) is read and dropped — a front that ignores `Connection:
+close` never sees a second request, which could name another of its hosts. Refusals
+are a 403 naming the host and how to allow it; the run's stderr gets the same as one
+line.
+
+An address under a NAT64 prefix stands for the IPv4 address it embeds: the
+well-known 64:ff9b::/96 always, and the network-specific prefix a DNS64 resolver
+reveals for `ipv4only.arpa` (RFC 7050), looked up once per run when a name resolved
+to an IPv6 address.
 
 Known limit: inside a CONNECT tunnel the bytes are TLS we do not open, so a client
 may send another name in SNI/Host to the same allowed server (domain fronting); the
@@ -43,6 +52,8 @@ from swifty_sandbox.policy.network import (
     IPAddress,
     NetworkEntryError,
     NetworkPolicy,
+    embedded_ipv4,
+    nat64_ipv4,
     normalize_host,
     split_host_port,
 )
@@ -60,6 +71,10 @@ _CHUNK = 256 * 1024
 _HOP_BY_HOP = frozenset({b"host", b"connection", b"proxy-connection", b"keep-alive",
                          b"proxy-authorization", b"proxy-authenticate", b"te", b"trailer",
                          b"upgrade"})
+# What a response head loses on its way to the client, which gets `Connection: close`.
+_RESPONSE_HOP = frozenset({b"connection", b"proxy-connection", b"keep-alive"})
+# RFC 7050: the names a DNS64 resolver synthesises `ipv4only.arpa` from.
+_IPV4ONLY = (ipaddress.IPv4Address("192.0.0.170"), ipaddress.IPv4Address("192.0.0.171"))
 
 # Control bytes in a request head, CR LF between lines excepted (tab is allowed in values).
 _CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\r(?!\n)|(?<!\r)\n")
@@ -124,6 +139,7 @@ class Proxy:
         self._threads: set[threading.Thread] = set()
         self._active = 0
         self._closed = False
+        self._nat64: tuple[ipaddress.IPv6Network, ...] | None = None
         self._receiver = threading.Thread(target=self._receive, name="swifty-netproxy",
                                           daemon=True)
 
@@ -218,18 +234,19 @@ class Proxy:
         try:
             try:
                 head, rest = _read_head(client)
-                _method, host, port, outgoing = _parse(head)
+                _method, host, port, outgoing, length = _parse(head)
                 upstream = self._open(host, port)
             except _Refused as e:
                 _reply(client, e.status, e.body)
                 return
             if outgoing is None:
                 client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
-            else:
-                upstream.sendall(outgoing)
-            if rest:
-                upstream.sendall(rest)
-            self._relay(client, upstream)
+                if rest:
+                    upstream.sendall(rest)
+                self._relay(client, upstream)
+            else:  # the request's own body only: what follows is not forwarded
+                upstream.sendall(outgoing + rest[:length])
+                self._relay(client, upstream, length - len(rest[:length]))
         except OSError:
             pass
         finally:
@@ -289,8 +306,10 @@ class Proxy:
         if literal is not None and not by_policy:
             usable = [literal]  # the person was asked about this very address
         else:
-            usable = [a for a in addresses if self.policy.address_allowed(a, port)
-                      and (not is_own_address(a) or self._named(a, port))]
+            nat64 = self._nat64_prefixes() if any(a.version == 6 for a in addresses) \
+                else ()
+            usable = [a for a in addresses if self.policy.address_allowed(a, port, nat64)
+                      and (not is_own_address(a, nat64) or self._named(a, port))]
         if not usable:
             first = addresses[0] if addresses else None
             raise self._refuse(host, port, t("net.why_private"),
@@ -317,32 +336,68 @@ class Proxy:
     def _named(self, address: IPAddress, port: int) -> bool:
         return any(e.matches_address(address, port) for e in self.policy.allow)
 
-    def _relay(self, client: socket.socket, upstream: socket.socket) -> None:
+    def _nat64_prefixes(self) -> tuple[ipaddress.IPv6Network, ...]:
+        """The NAT64 prefixes a DNS64 resolver here synthesises into (RFC 7050), asked
+        once per run; none when `ipv4only.arpa` has no IPv6 address."""
+        with self._lock:
+            if self._nat64 is not None:
+                return self._nat64
+        try:
+            found = nat64_prefixes(self.resolve("ipv4only.arpa", 80))
+        except (OSError, UnicodeError):
+            found = ()
+        with self._lock:
+            self._nat64 = found
+        return found
+
+    def _relay(self, client: socket.socket, upstream: socket.socket,
+               body: int | None = None) -> None:
+        """Both ways until each side's EOF. `body`: a plain HTTP request, of which
+        that many bytes of body are still to come and nothing after them."""
         client.settimeout(None)
-        back = threading.Thread(target=_pump, args=(upstream, client), daemon=True)
+        back = threading.Thread(target=_pump if body is None else _respond,
+                                args=(upstream, client), daemon=True)
         with self._lock:
             if self._closed:
                 return
             self._threads.add(back)
             back.start()
         try:
-            _pump(client, upstream)
+            if body is None:
+                _pump(client, upstream)
+            else:
+                _send_body(client, upstream, body)
             back.join()
         finally:
             with self._lock:
                 self._threads.discard(back)
 
 
-def is_own_address(address: IPAddress) -> bool:
-    """Whether `address` (or the IPv4 address it maps) is one of this machine's own:
-    a public-looking address on its interface (a VPS's IPv4, a global IPv6, here a
-    TEST-NET one) reaches the host's services bound to 0.0.0.0/:: like loopback does.
-    The kernel binds only local addresses (unless net.ipv4.ip_nonlocal_bind is set:
-    then every address looks own, and only IP entries get through)."""
-    mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
-    for candidate in (address, mapped):
-        if candidate is None:
+def nat64_prefixes(addresses: list[IPAddress]) -> tuple[ipaddress.IPv6Network, ...]:
+    """The prefixes `ipv4only.arpa`'s IPv6 addresses embed its IPv4 ones under, at each
+    length RFC 6052 allows (RFC 7050 §3)."""
+    found: dict[ipaddress.IPv6Network, None] = {}
+    for address in addresses:
+        if not isinstance(address, ipaddress.IPv6Address) or address.ipv4_mapped:
             continue
+        for length in (96, 64, 56, 48, 40, 32):
+            prefix = ipaddress.IPv6Network((address, length), strict=False)
+            if nat64_ipv4(address, prefix) in _IPV4ONLY:
+                found.setdefault(prefix)
+                break
+    return tuple(found)
+
+
+def is_own_address(address: IPAddress,
+                   nat64: tuple[ipaddress.IPv6Network, ...] = ()) -> bool:
+    """Whether `address` (or the IPv4 address it stands for: mapped, compatible, NAT64,
+    6to4 — `network.embedded_ipv4`) is one of this machine's own: a public-looking
+    address on its interface (a VPS's IPv4, a global IPv6, here a TEST-NET one)
+    reaches the host's services bound to 0.0.0.0/:: like loopback does, and so does
+    `64:ff9b::` and that IPv4 address through a NAT64 gateway. The kernel binds only
+    local addresses (unless net.ipv4.ip_nonlocal_bind is set: then every address looks
+    own, and only IP entries get through)."""
+    for candidate in dict.fromkeys((address, embedded_ipv4(address, nat64))):
         family = socket.AF_INET6 if candidate.version == 6 else socket.AF_INET
         with socket.socket(family, socket.SOCK_DGRAM) as probe:
             try:
@@ -413,8 +468,9 @@ def _authority(text: str, default_port: int | None) -> tuple[str, int]:
         raise _Refused(400, "swifty-sandbox: bad host in the request\n") from None
 
 
-def _parse(head: bytes) -> tuple[str, str, int, bytes | None]:
-    """(method, host, port, the request to send upstream or None for CONNECT)."""
+def _parse(head: bytes) -> tuple[str, str, int, bytes | None, int]:
+    """(method, host, port, the request to send upstream or None for CONNECT, the
+    length of its body)."""
     if _CONTROL.search(head):  # a bare CR or LF would split a line for the server only
         raise _Refused(400, "swifty-sandbox: control character in the request\n")
     lines = head.split(b"\r\n")
@@ -436,7 +492,8 @@ def _parse(head: bytes) -> tuple[str, str, int, bytes | None]:
         raise _Refused(400, "swifty-sandbox: bad request target\n") from None
     if method == b"CONNECT":
         host, port = _authority(target_text, None)
-        return "CONNECT", host, port, None
+        return "CONNECT", host, port, None, 0
+    length = _body_length(headers)
     if not target_text.lower().startswith("http://"):
         raise _Refused(400, "swifty-sandbox: only absolute http:// URIs and CONNECT are "
                             "proxied\n")
@@ -453,11 +510,32 @@ def _parse(head: bytes) -> tuple[str, str, int, bytes | None]:
     request = b"\r\n".join([
         method + b" " + path.encode() + b" " + version,
         b"Host: " + host_header.encode(), *kept, b"Connection: close"]) + b"\r\n\r\n"
-    return method.decode(), host, port, request
+    return method.decode(), host, port, request, length
+
+
+def _body_length(headers: list[bytes]) -> int:
+    """The request body's length (RFC 9112 §6.3: none without Content-Length). A
+    chunked body is not framed here, and two lengths or both framings are the
+    ambiguity smuggling lives on: refused."""
+    lengths: set[bytes] = set()
+    for line in headers:
+        name, _, value = line.partition(b":")
+        name = name.lower()
+        if name == b"transfer-encoding":
+            raise _Refused(411, "swifty-sandbox: a chunked request body is not proxied; "
+                                "send its Content-Length\n")
+        if name == b"content-length":
+            lengths.update(v.strip() for v in value.split(b","))
+    if not lengths:
+        return 0
+    if len(lengths) > 1 or not all(v.isdigit() and len(v) < 19 for v in lengths):
+        raise _Refused(400, "swifty-sandbox: bad Content-Length\n")
+    return int(lengths.pop())
 
 
 _REASONS = {400: "Bad Request", 403: "Forbidden", 408: "Request Timeout",
-            431: "Request Header Fields Too Large", 502: "Bad Gateway"}
+            411: "Length Required", 431: "Request Header Fields Too Large",
+            502: "Bad Gateway"}
 
 
 def _reply(client: socket.socket, status: int, body: str) -> None:
@@ -490,6 +568,63 @@ def _pump(source: socket.socket, sink: socket.socket) -> None:
         pass
     with contextlib.suppress(OSError):
         sink.shutdown(socket.SHUT_WR)
+
+
+def _send_body(client: socket.socket, upstream: socket.socket, left: int) -> None:
+    """The rest of a plain HTTP request's body, then nothing more: bytes after it
+    (another request, pipelined or smuggled) are read and dropped until the client's
+    EOF, which is passed on."""
+    buffer = bytearray(_CHUNK)
+    view = memoryview(buffer)
+    try:
+        while True:
+            n = client.recv_into(buffer)
+            if not n:
+                break
+            if left:
+                sent = min(n, left)
+                upstream.sendall(view[:sent])
+                left -= sent
+    except OSError:
+        pass
+    with contextlib.suppress(OSError):
+        upstream.shutdown(socket.SHUT_WR)
+
+
+def _respond(upstream: socket.socket, client: socket.socket) -> None:
+    """The response to a plain HTTP request: each head (interim 1xx ones, then the
+    final one) with `Connection: close` in place of the server's connection headers,
+    so the client sends nothing more on this connection; then the rest as it comes."""
+    data = b""
+    try:
+        while True:
+            end = data.find(b"\r\n\r\n")
+            if end < 0:
+                if len(data) > MAX_HEADER_BYTES:
+                    break  # not a head we can read: passed on as it is
+                chunk = upstream.recv(8192)
+                if not chunk:
+                    break
+                data += chunk
+                continue
+            lines = data[:end].split(b"\r\n")
+            status = lines[0].split(b" ")
+            if not lines[0].startswith(b"HTTP/1.") or len(status) < 2:
+                break
+            kept = [h for h in lines[1:]
+                    if h.partition(b":")[0].strip().lower() not in _RESPONSE_HOP]
+            client.sendall(b"\r\n".join([lines[0], *kept, b"Connection: close"])
+                           + b"\r\n\r\n")
+            data = data[end + 4:]
+            if not (status[1].startswith(b"1") and status[1] != b"101"):
+                break  # the final response's head: its body follows as it is
+        if data:
+            client.sendall(data)
+    except OSError:
+        with contextlib.suppress(OSError):
+            client.shutdown(socket.SHUT_WR)
+        return
+    _pump(upstream, client)
 
 
 def _splice(source: int, sink: int) -> None:

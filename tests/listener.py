@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
+from collections.abc import Callable
 
 
 class Listener:
@@ -52,6 +54,70 @@ class Listener:
         self._stop.set()
         self._thread.join()
         self.sock.close()
+
+
+class Front:
+    """A server on 127.0.0.1 that keeps every connection alive whatever the request
+    says (`Connection: close` ignored) and answers each request it reads, by its Host
+    header (name-based virtual hosting): what a CDN or shared front may do."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.hosts: list[bytes] = []
+        self.sock.settimeout(0.2)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            threading.Thread(target=self._one, args=(conn,), daemon=True).start()
+
+    def _one(self, conn: socket.socket) -> None:
+        data = b""
+        with conn:
+            conn.settimeout(2)
+            try:
+                while True:
+                    end = data.find(b"\r\n\r\n")
+                    if end < 0:
+                        chunk = conn.recv(65536)
+                        if not chunk:
+                            return
+                        data += chunk
+                        continue
+                    head, data = data[:end], data[end + 4:]
+                    host = [line[5:].strip() for line in head.split(b"\r\n")
+                            if line.lower().startswith(b"host:")]
+                    self.hosts.append(host[0] if host else b"")
+                    body = b"for " + (host[0] if host else b"?")
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\n"
+                                 b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+            except OSError:
+                return
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.sock.close()
+
+
+def wait_for(condition: Callable[[], bool], seconds: float = 5.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return condition()
+
+
+# An allowed request with a second one pipelined behind it, naming another Host of the
+# same front (format with `port`).
+PIPELINED = ("GET http://127.0.0.1:{port}/ HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n"
+             "GET /admin HTTP/1.1\r\nHost: internal.test\r\n\r\n")
 
 
 def tcp_listener(address: str = "127.0.0.1", reply: bytes = b"") -> Listener:

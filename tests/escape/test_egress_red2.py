@@ -15,7 +15,7 @@ from swifty_sandbox import Sandbox
 from swifty_sandbox.policy.network import is_public
 from swifty_sandbox.sandbox import EXIT_SETUP
 
-from ..listener import Listener, tcp_listener
+from ..listener import PIPELINED, Front, Listener, tcp_listener, wait_for
 from ..terminal import person_at_a_terminal
 
 CLIENT = r"""
@@ -91,41 +91,107 @@ def test_the_host_s_own_public_address_is_refused(own: Listener, project: Path,
 
 
 STEAL = r"""
-import ctypes, os, socket
+import ctypes, os, socket, sys
 libc = ctypes.CDLL(None, use_errno=True)
-parent = os.getppid()
-argv = open(f"/proc/{parent}/cmdline", "rb").read().split(b"\0")
+
+
+def attack(pid, fd):
+    # What the command can do to process `pid` (holding descriptor `fd`): open its
+    # memory to write code into it, and take the descriptor.
+    try:
+        with open(f"/proc/{pid}/mem", "r+b", buffering=0):
+            mem = "mem-opened"
+    except OSError as e:
+        mem = "mem-refused " + (e.strerror or "")
+    pidfd = libc.syscall(434, pid, 0)  # pidfd_open
+    stolen = libc.syscall(438, pidfd, fd, 0) if pidfd >= 0 else -1  # pidfd_getfd
+    if stolen < 0:
+        return mem + " fd-refused " + os.strerror(ctypes.get_errno())
+    return mem + " fd-stolen " + socket.socket(fileno=stolen).family.name
+
+
+forwarder = os.getppid()
+argv = open(f"/proc/{forwarder}/cmdline", "rb").read().split(b"\0")
 fd = int(argv[argv.index(b"--") - 2])  # the forwarder: ... -c SOURCE FD PORT -- ...
-pidfd = libc.syscall(434, parent, 0)  # pidfd_open
-stolen = libc.syscall(438, pidfd, fd, 0) if pidfd >= 0 else -1  # pidfd_getfd
-if stolen < 0:
-    print("refused", os.strerror(ctypes.get_errno()))
-else:
-    channel = socket.socket(fileno=stolen)
-    print("stolen", channel.family.name)
+print("forwarder:", attack(forwarder, fd), flush=True)
+# The control: this process is as dumpable as the forwarder was, and a child of its
+# own stands where the command stands to the forwarder (its child, same user).
+mine, _ = socket.socketpair()
+child = os.fork()
+if child == 0:
+    print("dumpable:", attack(os.getppid(), mine.fileno()), flush=True)
+    os._exit(0)
+os.waitpid(child, 0)
 """
 
 
+@pytest.mark.parametrize("profile", ["default", "permissive"])
 def test_the_forwarder_s_channel_cannot_be_taken(project: Path, home: Path,
-                                                 outside_temp: Path) -> None:
-    """pidfd_getfd on the forwarder would hand the command the unix socket to the
-    host's proxy (to send it any descriptor). The control: the permissive profile
-    (debuggers: ptrace allowed) gets it on this machine."""
+                                                 outside_temp: Path, profile: str) -> None:
+    """The forwarder holds the unix socket to the host's proxy (the command could send
+    it any descriptor). A command rewrote the forwarder's /proc/<pid>/mem and ran its
+    own code there; pidfd_getfd would hand over the socket where the profile allows it
+    (permissive: debuggers). The forwarder is non-dumpable now: neither works under any
+    profile. The control: a dumpable process of the same sandbox in the same place
+    (the command, to a child of its own) is open to both, as far as seccomp allows."""
     script = outside_temp / "steal.py"
     script.write_text(STEAL)
-
-    def steal() -> str:
-        box = Sandbox(project, home=home, allow_net=("example.com",))
-        result = box.run([sys.executable, "-I", str(script)])
-        assert result.exit_code != EXIT_SETUP, result.stderr
-        return str(result.stdout)
-
     config = home / ".swifty" / "config.yaml"
     config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text("sandbox:\n  profile: permissive\n")
-    assert steal().startswith("stolen AF_UNIX")
-    config.write_text("")
-    assert steal().startswith("refused"), "pidfd_getfd took the forwarder's channel"
+    config.write_text(f"sandbox:\n  profile: {profile}\n")
+    box = Sandbox(project, home=home, allow_net=("example.com",))
+    result = box.run([sys.executable, "-I", str(script)])
+    assert result.exit_code == 0, result.stderr
+    lines = dict(line.split(": ", 1) for line in result.stdout.splitlines())
+    assert lines["forwarder"].startswith("mem-refused"), lines
+    assert "fd-refused" in lines["forwarder"], lines
+    assert lines["dumpable"].startswith("mem-opened"), lines  # the control
+    if profile == "permissive":
+        assert "fd-stolen AF_UNIX" in lines["dumpable"], lines
+
+
+PIPELINER = r"""
+import socket, sys, time
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=5)
+s.sendall(sys.argv[3].encode())
+data = b""
+deadline = time.monotonic() + 3
+try:
+    while time.monotonic() < deadline:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+except OSError:
+    pass
+print(data.count(b"HTTP/1.1 200"), "answer(s)")
+"""
+
+
+def test_a_request_pipelined_through_the_proxy_reaches_no_other_host(
+        project: Path, home: Path, outside_temp: Path) -> None:
+    """A front on the host's loopback that ignores `Connection: close` and serves each
+    request by its Host: a confined command allowed to reach it sent a second request
+    behind the first, for another of its hosts, and the proxy relayed it unparsed.
+    The control: the same bytes from outside reach `internal.test`."""
+    script = outside_temp / "pipeline.py"
+    script.write_text(PIPELINER)
+    front = Front()
+    try:
+        request = PIPELINED.format(port=front.port)
+        direct = Sandbox(project, home=home, sandbox_mode="off", mode="bypassPermissions"
+                         ).run([sys.executable, "-I", str(script), "127.0.0.1",
+                                str(front.port),
+                                request.replace(f"http://127.0.0.1:{front.port}", "")])
+        assert wait_for(lambda: b"internal.test" in front.hosts), (direct, front.hosts)
+        front.hosts.clear()
+        box = Sandbox(project, home=home, allow_net=(f"127.0.0.1:{front.port}",))
+        result = box.run([sys.executable, "-I", str(script), "127.0.0.1", "3128", request])
+        assert result.exit_code == 0, result.stderr
+        assert result.stdout.startswith("1 answer"), result.stdout
+        assert front.hosts == [f"127.0.0.1:{front.port}".encode()], front.hosts
+    finally:
+        front.close()
 
 
 TOKEN_STORES = [".local/share/uv/credentials/credentials.toml", ".config/pypoetry/auth.toml",

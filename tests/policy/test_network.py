@@ -15,8 +15,10 @@ from swifty_sandbox.policy.netconfig import add_allowed_host
 from swifty_sandbox.policy.network import (
     NetworkEntryError,
     build,
+    embedded_ipv4,
     expand,
     is_public,
+    nat64_ipv4,
     normalize_host,
     parse_entry,
     presets,
@@ -99,12 +101,72 @@ def test_a_star_does_not_open_special_addresses() -> None:
     "169.254.169.254", "0.0.0.0", "224.0.0.1", "255.255.255.255", "::", "::1",
     "fd00:ec2::254", "fc00::1", "fe80::1", "ff02::1", "::ffff:127.0.0.1",
     "::ffff:169.254.169.254", "::127.0.0.1", "64:ff9b::10.0.0.1", "2002:7f00:1::1",
+    # RFC 8215 local-use NAT64: the IPv4 address inside sits where its operator's prefix
+    # length puts it (here 127.0.0.1 under a /48, and 10.0.0.1 under a /64)
+    "64:ff9b:1:7f00:1::", "64:ff9b:1:0:a:0:100::", "64:ff9b:1::8.8.8.8",
 ])
 def test_special_addresses(address: str) -> None:
     ip = ipaddress.ip_address(address)
     assert not is_public(ip)
     policy = build(["*", "allowed.test"], [])
     assert not policy.address_allowed(ip, 80)  # an allowed name resolving there: refused
+
+
+# RFC 6052 §2.4's table: 192.0.2.33 under a prefix of each length.
+RFC6052 = [("2001:db8::/32", "2001:db8:c000:221::"),
+           ("2001:db8:100::/40", "2001:db8:1c0:2:21::"),
+           ("2001:db8:122::/48", "2001:db8:122:c000:2:2100::"),
+           ("2001:db8:122:300::/56", "2001:db8:122:3c0:0:221::"),
+           ("2001:db8:122:344::/64", "2001:db8:122:344:c0:2:2100:0"),
+           ("2001:db8:122:344::/96", "2001:db8:122:344::192.0.2.33")]
+
+
+@pytest.mark.parametrize(("prefix", "address"), RFC6052)
+def test_nat64_embedding(prefix: str, address: str) -> None:
+    network = ipaddress.IPv6Network(prefix)
+    ip = ipaddress.IPv6Address(address)
+    assert nat64_ipv4(ip, network) == ipaddress.IPv4Address("192.0.2.33")
+    assert embedded_ipv4(ip, [network]) == ipaddress.IPv4Address("192.0.2.33")
+
+
+def test_a_network_specific_nat64_prefix_hides_no_private_address() -> None:
+    """On a DNS64 host with an operator prefix (RFC 7050 discovers it), an allowed name
+    whose A record is 10.0.0.1 comes back as that prefix and 10.0.0.1: refused once the
+    prefix is known; the control: the same address without it looks public."""
+    prefix = ipaddress.IPv6Network("2001:db8:64::/96")
+    hidden = ipaddress.IPv6Address("2001:db8:64::10.0.0.1")
+    policy = build(["*", "allowed.test"], [])
+    assert policy.address_allowed(hidden, 80)  # the control: nothing to decode it by
+    assert not is_public(hidden, [prefix])
+    assert not policy.address_allowed(hidden, 80, [prefix])
+    assert build(["10.0.0.0/8"], []).address_allowed(hidden, 80, [prefix])  # named
+    assert policy.address_allowed(ipaddress.IPv6Address("2001:db8:64::8.8.8.8"), 80,
+                                  [prefix])
+
+
+@pytest.mark.parametrize(("entry", "other"), [
+    ("faß.test", "fass.test"), ("βόλος.test", "βόλοσ.test"),
+])
+def test_a_name_entry_is_the_name_clients_send(entry: str, other: str) -> None:
+    """IDNA 2003 (Python's codec) maps the deviation characters away: `faß.test`
+    became `fass.test`, another domain, and not what browsers, curl or libidn2 send
+    (UTS 46 non-transitional). The control: the old codec does map them together."""
+    assert entry.encode("idna") == other.encode("idna")  # the hazard
+    policy = build([entry], [])
+    assert policy.decide(normalize_host(other), 443) is None
+    import idna
+
+    sent = idna.encode(entry, uts46=True, transitional=False).decode()  # what curl sends
+    assert sent.startswith("xn--")
+    assert policy.decide(sent, 443) is True
+
+
+@pytest.mark.parametrize("bad", ["a\u200db.test", "a\u200cb.test"])
+def test_joiners_are_no_host(bad: str) -> None:
+    """The other deviation characters (ZWJ, ZWNJ outside the scripts that need them):
+    no name at all, rather than one that drops them (IDNA 2003 did)."""
+    with pytest.raises(NetworkEntryError):
+        parse_entry(bad)
 
 
 @pytest.mark.parametrize("address", ["8.8.8.8", "151.101.0.223", "2606:4700::1",

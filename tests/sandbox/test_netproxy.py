@@ -18,6 +18,8 @@ from swifty_sandbox.policy.network import IPAddress, build
 from swifty_sandbox.sandbox import netproxy
 from swifty_sandbox.sandbox.netproxy import Proxy, proxy_env
 
+from ..listener import PIPELINED, Front
+
 
 class Upstream:
     """A fake server on 127.0.0.1 that records every byte of every connection."""
@@ -242,19 +244,59 @@ def test_host_header_is_the_uri_s(harness: Callable[..., Harness], upstream: Ups
 
 def test_one_connection_one_destination(harness: Callable[..., Harness],
                                         upstream: Upstream) -> None:
-    """A second request pipelined (or smuggled in a body) after an allowed one, and a
-    CONNECT inside a tunnel, go to the allowed server as data, never to another host."""
+    """A second request pipelined (or smuggled in a body) after an allowed one never
+    reaches the server (which might serve it to another of its hosts: see
+    `test_a_front_that_keeps_alive_gets_one_request`); a CONNECT inside a tunnel goes
+    to the allowed server as data, never to another host."""
     h = harness([f"127.0.0.1:{upstream.port}", "*"], names={"evil.test": ["8.8.8.8"]})
     smuggled = b"GET http://evil.test/ HTTP/1.1\r\nHost: evil.test\r\n\r\n"
-    h.ask(f"POST http://127.0.0.1:{upstream.port}/ HTTP/1.1\r\nContent-Length: 0\r\n"
-          f"Transfer-Encoding: chunked\r\n\r\n".encode() + b"0\r\n\r\n" + smuggled)
+    refused = h.ask(f"POST http://127.0.0.1:{upstream.port}/ HTTP/1.1\r\n"
+                    f"Content-Length: 0\r\nTransfer-Encoding: chunked\r\n\r\n".encode()
+                    + b"0\r\n\r\n" + smuggled)
+    assert refused.startswith(b"HTTP/1.1 411"), refused  # two framings: the ambiguity
+    assert upstream.received == []
+    h.ask(f"POST http://127.0.0.1:{upstream.port}/ HTTP/1.1\r\nContent-Length: 5\r\n"
+          f"\r\nhello".encode() + smuggled)
+    assert upstream.received[0].endswith(b"\r\n\r\nhello"), upstream.received
+    assert b"evil" not in upstream.received[0]
     tunnel = h.connect()
     tunnel.sendall(f"CONNECT 127.0.0.1:{upstream.port} HTTP/1.1\r\n\r\n".encode()
                    + b"CONNECT evil.test:443 HTTP/1.1\r\n\r\n")
     _read_all(tunnel)
     assert h.resolved == []  # evil.test was never looked up, let alone connected to
-    assert smuggled in upstream.received[0]
     assert b"CONNECT evil.test:443" in upstream.received[1]
+
+
+def test_a_front_that_keeps_alive_gets_one_request(harness: Callable[..., Harness]) -> None:
+    """A request pipelined after an allowed one was relayed unparsed; a front that
+    ignores `Connection: close` served it to the Host it names. Now only the first
+    request is sent, and the client is told the connection closes after its response.
+    The control: the same bytes straight to the front reach `internal.test`."""
+    front = Front()
+    try:
+        direct = socket.create_connection(("127.0.0.1", front.port), timeout=5)
+        direct.sendall(PIPELINED.format(port=front.port).replace(
+            f"http://127.0.0.1:{front.port}", "").encode())
+        deadline = time.monotonic() + 5
+        while len(front.hosts) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        direct.close()
+        assert front.hosts[1] == b"internal.test", front.hosts  # the control
+        front.hosts.clear()
+        h = harness([f"127.0.0.1:{front.port}"])
+        client = h.connect()
+        client.sendall(PIPELINED.format(port=front.port).encode())
+        head = b""
+        while b"for " not in head:
+            chunk = client.recv(65536)
+            assert chunk, head
+            head += chunk
+        assert b"\r\nConnection: close\r\n" in head and b"keep-alive" not in head, head
+        time.sleep(0.5)
+        client.close()
+        assert front.hosts == [f"127.0.0.1:{front.port}".encode()]
+    finally:
+        front.close()
 
 
 def test_only_checked_addresses_are_connected(harness: Callable[..., Harness],
@@ -405,3 +447,58 @@ def test_bare_line_breaks_and_control_bytes(harness: Callable[..., Harness],
     assert upstream.received == []
     assert h.ask(f"GET http://127.0.0.1:{upstream.port}/ HTTP/1.1\r\nX: a\tb\r\n\r\n"
                  .encode()).endswith(b"ok")  # control: a tab in a value is fine
+
+
+def _own_ipv4() -> str | None:
+    """This machine's public-looking IPv4 address (the default route's source), if any."""
+    from swifty_sandbox.policy.network import is_public
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.123", 9))  # no packet is sent
+        except OSError:
+            return None
+        address: str = probe.getsockname()[0]
+    return address if is_public(ipaddress.ip_address(address)) else None
+
+
+def test_nat64_forms_of_the_host_s_own_address(harness: Callable[..., Harness]) -> None:
+    """On an IPv6-only host behind NAT64, `64:ff9b::` and the host's public IPv4 is the
+    host itself (its services on 0.0.0.0): refused as a literal and as what an allowed
+    name resolves to, whether under the well-known prefix or a network-specific one
+    that `ipv4only.arpa` reveals (RFC 7050). The control: the same addresses are public
+    to the policy, which alone would let `*` reach them; a prefix nobody revealed is
+    tried (and, with no NAT64 here, not reached)."""
+    from swifty_sandbox.policy.network import is_public
+
+    own = _own_ipv4()
+    if own is None:
+        pytest.skip("this machine has no public-looking IPv4 address of its own")
+    wkp = f"64:ff9b::{own}"
+    nsp = f"2001:db8:64::{own}"
+    for address in (wkp, nsp):
+        assert is_public(ipaddress.ip_address(address))  # the control: `*` covers it
+    names = {"attacker.test": [wkp], "other.test": [nsp],
+             "ipv4only.arpa": ["2001:db8:64::192.0.0.170", "192.0.0.170"]}
+    h = harness(["*"], names=names)
+    for request in (f"CONNECT [{wkp}]:80 HTTP/1.1\r\n\r\n",
+                    "GET http://attacker.test/ HTTP/1.1\r\n\r\n",
+                    "CONNECT other.test:22 HTTP/1.1\r\n\r\n"):
+        out = h.ask(request.encode())
+        assert out.startswith(b"HTTP/1.1 403"), (request, out)
+    blind = harness(["*"], names={"other.test": [nsp]})  # no DNS64 to reveal the prefix
+    out = blind.ask(b"CONNECT other.test:22 HTTP/1.1\r\n\r\n")
+    assert not out.startswith(b"HTTP/1.1 403"), out
+
+
+def test_nat64_prefix_discovery() -> None:
+
+    def ips(*texts: str) -> list[IPAddress]:
+        return [ipaddress.ip_address(t) for t in texts]
+
+    assert netproxy.nat64_prefixes(ips("192.0.0.170")) == ()
+    assert netproxy.nat64_prefixes(ips("64:ff9b::c000:aa", "64:ff9b::c000:ab")) == (
+        ipaddress.IPv6Network("64:ff9b::/96"),)
+    assert netproxy.nat64_prefixes(ips("2001:db8:122:c000:0:aa00::")) == (
+        ipaddress.IPv6Network("2001:db8:122::/48"),)
+    assert netproxy.nat64_prefixes(ips("::ffff:192.0.0.170", "2001:db8::1")) == ()
