@@ -12,15 +12,14 @@ import difflib
 import json
 import os
 import shlex
-from dataclasses import dataclass
 from pathlib import Path
 
 import click
 
 from swifty_sandbox.policy import SwiftyError, find_project
+from swifty_sandbox.policy.agents import Agent
 from swifty_sandbox.policy.messages import t
 from swifty_sandbox.policy.store import write_atomically
-from swifty_sandbox.sandbox.hooks import Agent
 
 from .common import project_option, reports_errors
 from .hook import runner
@@ -28,24 +27,6 @@ from .hook import runner
 
 class SettingsFileError(SwiftyError):
     code = "settings-file"
-
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    folder: str  # under the project, or under home with --user
-    file: str
-    event: str
-    matcher: str | None
-
-
-# Claude Code's tools that `hook claude-code` decides (the rest stay with Claude Code).
-CLAUDE_TOOLS = "Bash|Read|Write|Edit|MultiEdit|NotebookEdit|Grep|Glob|WebFetch"
-TARGETS = {
-    Agent.CLAUDE_CODE: Target(".claude", "settings.json", "PreToolUse", CLAUDE_TOOLS),
-    Agent.CODEX: Target(".codex", "hooks.json", "PreToolUse", "^Bash$"),
-    Agent.GEMINI: Target(".gemini", "settings.json", "BeforeTool", "^run_shell_command$"),
-    Agent.CURSOR: Target(".cursor", "hooks.json", "beforeShellExecution", None),
-}
 
 
 def hook_command(agent: Agent, user: bool) -> str:
@@ -56,14 +37,13 @@ def hook_command(agent: Agent, user: bool) -> str:
     return f"{program} hook {agent.value} || exit 2"
 
 
-def _entry(agent: Agent, command: str) -> dict[str, object]:
-    target = TARGETS[agent]
+def _entry(agent: Agent, event: str, command: str) -> dict[str, object]:
     if agent is Agent.CURSOR:
         return {"command": command}
     hook: dict[str, object] = {"type": "command", "command": command}
     if agent is Agent.GEMINI:
         hook["name"] = "swifty-sandbox"
-    return {"matcher": target.matcher, "hooks": [hook]}
+    return {"matcher": agent.info.matcher(event), "hooks": [hook]}
 
 
 def _installed(groups: list[object], agent: Agent) -> bool:
@@ -93,16 +73,19 @@ def merged_settings(agent: Agent, path: Path, text: str | None, command: str) ->
     if not isinstance(hooks, dict):
         raise SettingsFileError(t("init.unexpected", file=path, key="hooks",
                                   expected="a JSON object", agent=agent.value))
-    target = TARGETS[agent]
-    groups = hooks.setdefault(target.event, [])
-    if not isinstance(groups, list):
-        raise SettingsFileError(t("init.unexpected", file=path, key=f"hooks.{target.event}",
-                                  expected="a JSON list", agent=agent.value))
-    if _installed(groups, agent):
+    changed = False
+    for event in agent.info.events:
+        groups = hooks.setdefault(event, [])
+        if not isinstance(groups, list):
+            raise SettingsFileError(t("init.unexpected", file=path, key=f"hooks.{event}",
+                                      expected="a JSON list", agent=agent.value))
+        if not _installed(groups, agent):
+            groups.append(_entry(agent, event, command))
+            changed = True
+    if not changed:
         return None
     if agent is Agent.CURSOR:
         settings.setdefault("version", 1)
-    groups.append(_entry(agent, command))
     return json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -150,9 +133,9 @@ def init_command(agent: str, user: bool, project: Path | None) -> None:
     """
     which = Agent(agent)
     root = find_project(project if project is not None else Path.cwd())
-    base = Path(os.path.expanduser("~")) if user else root
-    target = TARGETS[which]
-    path = base / target.folder / target.file
+    info = which.info
+    path = (info.user_dir(os.environ, Path(os.path.expanduser("~"))) if user
+            else root / info.folder) / info.hook_file
     for part in (path.parent, path):
         # A cloned repository could ship `.claude` or the file as a link elsewhere:
         # never write through one.

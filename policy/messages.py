@@ -534,6 +534,12 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "请通过 Bash 工具使用 `rg` 或 `grep -r` 搜索（它在沙箱中受限运行，这些文件被隐藏），"
         "或搜索更小的路径。",
     ),
+    "hook.unconfinable": (
+        "Denied: {agent}'s {tool} tool runs code that swifty-sandbox can neither read nor "
+        "run confined. Use the Bash tool instead (it runs confined).",
+        "已拒绝：{agent} 的 {tool} 工具运行的代码 swifty-sandbox 既无法分析也无法受限运行。"
+        "请改用 Bash 工具（它在沙箱中受限运行）。",
+    ),
     "hook.network": (
         "Needs approval: {tool} reaches the network, and swifty-sandbox has no network "
         "allowlist yet.",

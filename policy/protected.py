@@ -13,6 +13,8 @@ Why each is here:
 
 from __future__ import annotations
 
+from .agents import project_settings
+
 # Patterns in rule syntax; `./` anchors a single name at the project root.
 PROJECT_PROTECTED: tuple[str, ...] = (
     "./.swifty",
@@ -64,20 +66,12 @@ PROTECTED_DIRS: frozenset[str] = frozenset({
     "~/.cache/swifty-sandbox",
 })
 
-# Agents' settings in the project: their hooks and MCP servers are programs the agent
-# starts on the host, and their allow lists decide without us. Read-only where they
-# exist; where missing they are watched (moved aside if a command creates them), not
-# guarded: an empty stand-in would be read by the agent as a broken settings file.
-AGENT_SETTINGS: tuple[str, ...] = (
-    "./.claude/settings.json",
-    "./.claude/settings.local.json",
-    "./.mcp.json",
-    "./.codex/config.toml",
-    "./.codex/hooks.json",
-    "./.gemini/settings.json",
-    "./.cursor/hooks.json",
-    "./.cursor/mcp.json",
-)
+# Agents' settings in the project (the agent table, policy/agents.py): their hooks and
+# MCP servers are programs the agent starts on the host, and their allow lists decide
+# without us. Read-only where they exist; where missing they are watched (moved aside
+# if a command creates them), not guarded: an empty stand-in would be read by the agent
+# as a broken settings file.
+AGENT_SETTINGS: tuple[str, ...] = tuple("./" + name for name in project_settings())
 
 POLICY_PATTERNS: frozenset[str] = frozenset({"./.swifty", "~/.swifty"})
 

@@ -14,7 +14,6 @@ exit that the agent reads as "go ahead".
 
 from __future__ import annotations
 
-import enum
 import json
 import os
 import shlex
@@ -36,6 +35,7 @@ from swifty_sandbox.policy import (
     local_rules_path,
     suggest_rules,
 )
+from swifty_sandbox.policy.agents import Agent, ShellTool, project_settings, user_settings
 from swifty_sandbox.policy.engine import candidate_paths
 from swifty_sandbox.policy.errors import ExitCode
 from swifty_sandbox.policy.messages import t
@@ -49,45 +49,8 @@ EXIT_BLOCK = ExitCode.ERROR  # every supported agent reads 2 as "block", stderr 
 MAX_INPUT = 16 << 20  # bytes of hook input; agents send kilobytes
 
 
-class Agent(enum.StrEnum):
-    CLAUDE_CODE = "claude-code"
-    CODEX = "codex"
-    GEMINI = "gemini"
-    CURSOR = "cursor"
-
-    @property
-    def display(self) -> str:
-        return _TITLES[self]
-
-    @property
-    def confines(self) -> bool:
-        """Whether our answer can make the command run through `swifty-sandbox run`."""
-        return self is Agent.CLAUDE_CODE
-
-
-_TITLES = {Agent.CLAUDE_CODE: "Claude Code", Agent.CODEX: "Codex CLI",
-           Agent.GEMINI: "Gemini CLI", Agent.CURSOR: "Cursor"}
-
-
 class HookInputError(ValueError):
     """The hook input is not the agent's documented shape."""
-
-
-# The agent's permission_mode (Claude Code and Codex send the same names) → ours.
-_MODES = {"default": Mode.DEFAULT, "acceptEdits": Mode.ACCEPT_EDITS, "plan": Mode.PLAN,
-          "bypassPermissions": Mode.BYPASS}
-
-# Claude Code's file tools → ours, and the key holding the path.
-_CLAUDE_FILE_TOOLS: dict[str, tuple[Tool, tuple[str, ...]]] = {
-    "Read": (Tool.READ_FILE, ("file_path",)),
-    "Write": (Tool.WRITE_FILE, ("file_path",)),
-    "Edit": (Tool.EDIT_FILE, ("file_path",)),
-    "MultiEdit": (Tool.EDIT_FILE, ("file_path",)),
-    "NotebookEdit": (Tool.EDIT_FILE, ("notebook_path", "file_path")),
-    "Grep": (Tool.READ_FILE, ("path",)),
-    "Glob": (Tool.READ_FILE, ("path",)),
-}
-_NETWORK_TOOLS = frozenset({"WebFetch"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +63,14 @@ class HookCall:
     tool_input: dict[str, object] = field(default_factory=dict)
     network: str | None = None  # a network tool's name: asks until an allowlist exists
     search: bool = False  # reads the contents of everything below `request.path`
+    event: str = ""  # the hook event, as the agent named it (empty: the agent has one)
+    shell: ShellTool | None = None  # the shell tool that runs `request.command`
+    unconfinable: str | None = None  # a tool that runs code we cannot confine: denied
+
+    @property
+    def confined(self) -> bool:
+        """Whether the command will run through `swifty-sandbox run` if allowed."""
+        return self.shell is not None and self.shell.rewrites
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,11 +98,16 @@ def _object(payload: dict[str, object], key: str) -> dict[str, object]:
     return value
 
 
-def _event(payload: dict[str, object], expected: str) -> None:
-    event = payload.get("hook_event_name")
-    if event is not None and event != expected:
+def _event(payload: dict[str, object], agent: Agent) -> str:
+    """The event named in the input (the installed one when absent), one we answer."""
+    info = agent.info
+    expected = (info.event, *info.extra_events)
+    event = payload.get("hook_event_name", info.event)
+    if event not in expected:
         raise HookInputError(t("hook.field_event", event=json.dumps(event),
-                                       expected=expected))
+                               expected=" | ".join(expected)))
+    assert isinstance(event, str)
+    return event
 
 
 def _cwd(payload: dict[str, object]) -> Path:
@@ -142,62 +118,50 @@ def _cwd(payload: dict[str, object]) -> Path:
     return Path(cwd)
 
 
-def _mode(payload: dict[str, object]) -> Mode:
+def _mode(agent: Agent, payload: dict[str, object]) -> Mode | None:
+    modes = agent.info.modes
+    if modes is None:  # the agent sends none
+        return None
     value = payload.get("permission_mode")
-    return _MODES.get(value, Mode.DEFAULT) if isinstance(value, str) else Mode.DEFAULT
+    return modes.get(value, Mode.DEFAULT) if isinstance(value, str) else Mode.DEFAULT
 
 
-def _parse_claude(payload: dict[str, object]) -> HookCall:
-    _event(payload, "PreToolUse")
+def _parse_tool_call(agent: Agent, payload: dict[str, object]) -> HookCall:
+    """A tool call of Claude Code, Codex or Gemini CLI, read through the agent table."""
+    info = agent.info
+    event = _event(payload, agent)
     tool = _text(payload, "tool_name")
+    assert tool is not None
     tool_input = _object(payload, "tool_input")
-    cwd, mode = _cwd(payload), _mode(payload)
-    if tool == "Bash":
-        command = _text(tool_input, "command")
+    cwd, mode = _cwd(payload), _mode(agent, payload)
+    shell = info.shell_tool(event, tool)
+    if shell is not None:
+        if shell.network_key is not None and shell.network_key in tool_input:
+            return HookCall(cwd, None, mode, tool_input, network=tool, event=event)
+        command = _text(tool_input, shell.command)
         assert command is not None
-        return HookCall(cwd, Request.bash(command), mode, tool_input)
-    if tool in _CLAUDE_FILE_TOOLS:
-        ours, keys = _CLAUDE_FILE_TOOLS[tool]
-        key = next((k for k in keys if k in tool_input), keys[0])
-        # Grep and Glob search the working directory when no path is given.
-        path = _text(tool_input, key, required=tool not in ("Grep", "Glob")) or "."
-        return HookCall(cwd, Request.file(ours, str(cwd / path)), mode, tool_input,
-                        search=tool == "Grep")
-    if tool in _NETWORK_TOOLS:
-        return HookCall(cwd, None, mode, tool_input, network=tool)
-    return HookCall(cwd, None, mode, tool_input)
-
-
-def _parse_codex(payload: dict[str, object]) -> HookCall:
-    _event(payload, "PreToolUse")
-    tool = _text(payload, "tool_name")
-    tool_input = _object(payload, "tool_input")
-    cwd, mode = _cwd(payload), _mode(payload)
-    if tool != "Bash":
-        return HookCall(cwd, None, mode, tool_input)
-    command = _text(tool_input, "command")
-    assert command is not None
-    return HookCall(cwd, Request.bash(command), mode, tool_input)
-
-
-def _parse_gemini(payload: dict[str, object]) -> HookCall:
-    _event(payload, "BeforeTool")
-    tool = _text(payload, "tool_name")
-    tool_input = _object(payload, "tool_input")
-    cwd = _cwd(payload)
-    if tool != "run_shell_command":
-        return HookCall(cwd, None, None, tool_input)
-    command = _text(tool_input, "command")
-    assert command is not None
-    # The command runs in `dir_path` (relative to the workspace) when given.
-    where = tool_input.get("dir_path")
-    if isinstance(where, str) and where:
-        cwd = cwd / where
-    return HookCall(cwd, Request.bash(command), None, tool_input)
+        # The command runs in this directory (relative to the workspace) when given.
+        where = tool_input.get(shell.cwd) if shell.cwd is not None else None
+        if isinstance(where, str) and where:
+            cwd = cwd / where
+        return HookCall(cwd, Request.bash(command), mode, tool_input, event=event,
+                        shell=shell)
+    if tool in info.unconfinable or event != info.event:
+        # A shell of a kind we cannot read or confine (PowerShell, a REPL).
+        return HookCall(cwd, None, mode, tool_input, event=event, unconfinable=tool)
+    file_tool = next((f for f in info.file_tools if f.name == tool), None)
+    if file_tool is not None:
+        key = next((k for k in file_tool.keys if k in tool_input), file_tool.keys[0])
+        path = _text(tool_input, key, required=not file_tool.optional) or "."
+        return HookCall(cwd, Request.file(file_tool.tool, str(cwd / path)), mode, tool_input,
+                        search=file_tool.search, event=event)
+    if tool in info.network_tools:
+        return HookCall(cwd, None, mode, tool_input, network=tool, event=event)
+    return HookCall(cwd, None, mode, tool_input, event=event)
 
 
 def _parse_cursor(payload: dict[str, object]) -> HookCall:
-    _event(payload, "beforeShellExecution")
+    _event(payload, Agent.CURSOR)
     command = _text(payload, "command")
     assert command is not None
     cwd = payload.get("cwd")
@@ -207,11 +171,7 @@ def _parse_cursor(payload: dict[str, object]) -> HookCall:
             else None
     if not (isinstance(cwd, str) and cwd.startswith("/")):
         raise HookInputError(t("hook.field_cwd", key="cwd` (or `workspace_roots"))
-    return HookCall(Path(cwd), Request.bash(command))
-
-
-_PARSERS = {Agent.CLAUDE_CODE: _parse_claude, Agent.CODEX: _parse_codex,
-            Agent.GEMINI: _parse_gemini, Agent.CURSOR: _parse_cursor}
+    return HookCall(Path(cwd), Request.bash(command), shell=Agent.CURSOR.info.shell_tools[0])
 
 
 def parse_call(agent: Agent, raw: str | bytes) -> HookCall:
@@ -227,7 +187,9 @@ def parse_call(agent: Agent, raw: str | bytes) -> HookCall:
     if not isinstance(payload, dict):
         raise HookInputError(t("hook.not_object"))
     _check_strings(payload)
-    return _PARSERS[agent](payload)
+    if agent is Agent.CURSOR:
+        return _parse_cursor(payload)
+    return _parse_tool_call(agent, payload)
 
 
 def _check_strings(value: object) -> None:
@@ -287,12 +249,11 @@ def hidden_below(policy: Policy, directory: str) -> str | None:
     return None
 
 
-# The agents' own settings, at any depth and in home too (policy/protected.py guards the
-# project's): whoever writes them can remove this guard, or add a hook or MCP server that
-# runs outside any sandbox at the agent's next start.
-AGENT_HOOK_FILES = (".claude/settings.json", ".claude/settings.local.json", ".mcp.json",
-                    ".codex/hooks.json", ".codex/config.toml", ".gemini/settings.json",
-                    ".cursor/hooks.json", ".cursor/mcp.json")
+# The agents' own settings at any depth (policy/protected.py guards the project's), and
+# the user's where the agents read them (their config-dir variables): whoever writes them
+# can remove this guard, or add a hook or MCP server that runs outside any sandbox at the
+# agent's next start. From the agent table (policy/agents.py).
+AGENT_HOOK_FILES = project_settings()
 
 
 def agent_settings_write(policy: Policy, request: Request) -> Decision | None:
@@ -300,8 +261,9 @@ def agent_settings_write(policy: Policy, request: Request) -> Decision | None:
     leads): denied, like the policy's own files."""
     if request.tool.category is not Category.WRITE or request.path is None:
         return None
+    users = {str(p) for p in user_settings(os.environ, policy.home)}
     for path in candidate_paths(policy, request.path):
-        if path.endswith(tuple("/" + name for name in AGENT_HOOK_FILES)):
+        if path.endswith(tuple("/" + name for name in AGENT_HOOK_FILES)) or path in users:
             return Decision(Effect.DENY, t("hook.agent_settings", path=path),
                             Layer.PROTECTED)
         if runs_outside(path, str(policy.project)):
@@ -334,12 +296,19 @@ def _how_to_allow(box: Sandbox, request: Request, decision: Decision, agent: Age
 
 def _claude(call: HookCall, box: Sandbox | None, decision: Decision,
             runner: Sequence[str]) -> dict[str, object]:
-    output: dict[str, object] = {"hookEventName": "PreToolUse",
-                                 "permissionDecision": decision.effect.value,
-                                 "permissionDecisionReason": decision.reason}
+    effect, reason = decision.effect, decision.reason
+    if effect is Effect.ASK and call.request is not None and call.shell is not None \
+            and not call.shell.rewrites:
+        # A skill's shell line: Claude Code refuses an ask there without asking anyone.
+        assert box is not None
+        effect, reason = Effect.DENY, _how_to_allow(box, call.request, decision,
+                                                    Agent.CLAUDE_CODE)
+    output: dict[str, object] = {"hookEventName": call.event or "PreToolUse",
+                                 "permissionDecision": effect.value,
+                                 "permissionDecisionReason": reason}
     request = call.request
     if (box is not None and request is not None and request.tool is Tool.BASH
-            and decision.effect is not Effect.DENY
+            and call.confined and effect is not Effect.DENY
             and box.effective_sandbox_mode is not SandboxMode.OFF):
         assert request.command is not None
         # An ask shows the rewritten command in Claude Code's own prompt; once the person
@@ -402,10 +371,14 @@ def answer_hook(agent: Agent, raw: str | bytes, runner: Sequence[str], *,
             reason = t("hook.network", tool=call.network)
             return _answer(agent, call, None, Decision(Effect.ASK, reason, Layer.RULE),
                            runner)
+        if call.unconfinable is not None:
+            reason = t("hook.unconfinable", tool=call.unconfinable, agent=agent.display)
+            return _answer(agent, call, None, Decision(Effect.DENY, reason, Layer.PROTECTED),
+                           runner)
         if call.request is None:
             return _defer(agent)
         box = Sandbox(find_project(call.cwd), home=home, mode=call.mode)
-        if not agent.confines:
+        if not agent.confines or (call.shell is not None and not call.shell.rewrites):
             # We do not run the command: it gets no auto-allow for running confined.
             box.sandbox_mode = SandboxMode.OFF
         decision = agent_settings_write(box.policy, call.request) \

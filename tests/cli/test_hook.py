@@ -464,3 +464,82 @@ def test_every_agent_through_the_real_command(project: Path, home: Path,
     broken = subprocess.run([str(SCRIPT), "hook", agent.value], text=True, input="[",
                             capture_output=True, check=False, env=env)
     assert broken.returncode == 2 and "blocked" in broken.stderr
+
+
+# -- every shell tool of the agent table (policy/agents.py) --------------------------------
+
+def test_claude_monitor_command_is_rewritten_to_run_confined(project: Path) -> None:
+    # Monitor's command runs on the host like Bash's: it must run confined, not be
+    # waved through as a tool we do not know.
+    tool_input = {"description": "watch the log", "timeout_ms": 60000,
+                  "command": "tail -f build.log"}
+    out = output(hook(Agent.CLAUDE_CODE, claude(project, "Monitor", tool_input)))
+    rewritten = out["hookSpecificOutput"]["updatedInput"]
+    assert rewritten["description"] == "watch the log" and rewritten["timeout_ms"] == 60000
+    assert shlex.split(rewritten["command"])[:2] == [str(SCRIPT), "run"]
+    assert shlex.split(rewritten["command"])[-2:] == ["-c", "tail -f build.log"]
+
+
+def test_claude_monitor_websocket_is_a_network_tool(project: Path) -> None:
+    tool_input = {"description": "events", "timeout_ms": 60000,
+                  "ws": {"url": "wss://example.com/feed"}}
+    out = output(hook(Agent.CLAUDE_CODE, claude(project, "Monitor", tool_input)))
+    assert out["hookSpecificOutput"]["permissionDecision"] == "ask"
+    assert "updatedInput" not in out["hookSpecificOutput"]
+
+
+@pytest.mark.parametrize("tool", ["PowerShell", "REPL"])
+def test_claude_shells_we_cannot_confine_are_denied(project: Path, tool: str) -> None:
+    out = output(hook(Agent.CLAUDE_CODE, claude(project, tool, {"command": "ls"})))
+    assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert "Use the Bash tool" in out["hookSpecificOutput"]["permissionDecisionReason"]
+
+
+def skill_line(project: Path, command: str, tool: str = "Bash") -> dict[str, Any]:
+    """Claude Code's PreSkillShellCommand input (a skill's `!` line)."""
+    return {**claude(project, tool, {"command": command}),
+            "hook_event_name": "PreSkillShellCommand", "command_name": "deploy",
+            "command_source": "projectSettings", "invoked_by": "user"}
+
+
+def test_claude_skill_shell_lines_are_decided_unconfined(project: Path) -> None:
+    # Claude Code never applies a rewrite here, so the line would run on the host: only
+    # what the policy allows without the sandbox runs; an ask cannot reach anyone.
+    deny_rules(project, ("Bash(git status)", "allow"))
+    allowed = output(hook(Agent.CLAUDE_CODE, skill_line(project, "git status")))
+    assert allowed["hookSpecificOutput"]["hookEventName"] == "PreSkillShellCommand"
+    assert allowed["hookSpecificOutput"]["permissionDecision"] == "allow"
+    assert "updatedInput" not in allowed["hookSpecificOutput"]
+    # `make` would be allowed confined (sandbox auto-allow); unconfined it is refused.
+    asked = output(hook(Agent.CLAUDE_CODE, skill_line(project, "make")))
+    assert asked["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert "`Bash(make)`" in asked["hookSpecificOutput"]["permissionDecisionReason"]
+    pwsh = output(hook(Agent.CLAUDE_CODE, skill_line(project, "Get-ChildItem", "PowerShell")))
+    assert pwsh["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_claude_unknown_event_blocks(project: Path) -> None:
+    answer = hook(Agent.CLAUDE_CODE, {**claude(project, "Bash", {"command": "ls"}),
+                                      "hook_event_name": "PostToolUse"})
+    assert answer.exit_code == 2 and "PreToolUse | PreSkillShellCommand" in answer.stderr
+
+
+def test_claude_auto_and_dont_ask_modes_are_the_default_mode(project: Path) -> None:
+    # Claude Code's `auto` (its classifier answers) and `dontAsk` loosen nothing of ours.
+    for mode in ("auto", "dontAsk"):
+        out = output(hook(Agent.CLAUDE_CODE, claude(
+            project, "Write", {"file_path": str(project.parent / "x"), "content": ""}, mode)))
+        assert out["hookSpecificOutput"]["permissionDecision"] == "ask"
+
+
+def test_user_settings_where_the_config_dir_variable_puts_them(
+        project: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # CLAUDE_CONFIG_DIR moves Claude Code's user settings out of ~/.claude: a write there
+    # is a write to the agent's hooks all the same.
+    config = home / "cfg" / "claude"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(home / "g"))
+    for path in (config / "settings.json", home / "g" / ".gemini" / "settings.json"):
+        out = output(hook(Agent.CLAUDE_CODE, claude(
+            project, "Write", {"file_path": str(path), "content": "{}"}, "bypassPermissions")))
+        assert out["hookSpecificOutput"]["permissionDecision"] == "deny", path

@@ -12,9 +12,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from swifty_sandbox.cli.init import CLAUDE_TOOLS
 from swifty_sandbox.cli.main import main
 
+# Every Claude Code tool the hook decides (policy/agents.py), spelled out: a tool dropped
+# from the table must show here.
+CLAUDE_TOOLS = "Bash|Monitor|Read|Write|Edit|MultiEdit|NotebookEdit|Grep|Glob|WebFetch|" \
+    "PowerShell|REPL"
 FILES = {"claude-code": ".claude/settings.json", "codex": ".codex/hooks.json",
          "gemini": ".gemini/settings.json", "cursor": ".cursor/hooks.json"}
 
@@ -28,8 +31,11 @@ def test_claude_code_into_an_empty_project(project: Path) -> None:
     code, out, _ = init(project, "claude-code")
     assert code == 0 and "+++ " in out and "Installed" in out
     settings = json.loads((project / ".claude" / "settings.json").read_text())
-    assert settings == {"hooks": {"PreToolUse": [{"matcher": CLAUDE_TOOLS, "hooks": [
-        {"type": "command", "command": "swifty-sandbox hook claude-code || exit 2"}]}]}}
+    hook = [{"type": "command", "command": "swifty-sandbox hook claude-code || exit 2"}]
+    assert settings == {"hooks": {
+        "PreToolUse": [{"matcher": CLAUDE_TOOLS, "hooks": hook}],
+        # A skill's `!` lines arrive on an event of their own.
+        "PreSkillShellCommand": [{"matcher": "Bash|PowerShell|REPL", "hooks": hook}]}}
     assert not (project / ".gitignore").exists()  # local rules live outside the project
 
 

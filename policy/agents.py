@@ -1,0 +1,239 @@
+"""What swifty-sandbox knows about each agent it hooks into: one table, pure data.
+
+`hook` (which tools run a shell command and where their command is), `init` (which
+file, event and matcher), `doctor` (where to look, what the person must trust) and the
+protected paths (which of the agent's files start programs on the host) all read it,
+so a new tool or settings file of an agent is one edit here.
+
+Checked against the agents as they are today (Claude Code 2.1.332, Codex CLI 0.171.0,
+Gemini CLI 0.61.0, driven for real by the end-to-end tests in `tests/agents/`):
+- every tool that runs a shell command is listed with the key of its command, and
+  whether the agent applies a rewritten command from the hook (`rewrites`);
+- a tool the agent offers that runs code we cannot confine is in `unconfinable`, and
+  the hook denies it;
+- each agent's settings files, project and user, and the variable that moves the user's.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from .types import Mode, Tool
+
+
+class Agent(enum.StrEnum):
+    CLAUDE_CODE = "claude-code"
+    CODEX = "codex"
+    GEMINI = "gemini"
+    CURSOR = "cursor"
+
+    @property
+    def info(self) -> AgentInfo:
+        return AGENTS[self]
+
+    @property
+    def display(self) -> str:
+        return AGENTS[self].title
+
+    @property
+    def confines(self) -> bool:
+        """Whether our answer can make its shell commands run through `swifty-sandbox run`."""
+        return any(tool.rewrites for tool in AGENTS[self].shell_tools)
+
+
+class Trust(enum.StrEnum):
+    """What the person must do once, in the agent, before the installed hook runs."""
+
+    NONE = "none"  # the agent runs the hooks in its settings files as they are
+    # Codex runs a hook only once the person trusted it (`/hooks` in the TUI, or
+    # `--dangerously-bypass-hook-trust`); the trust is the hook's hash under
+    # `[hooks.state."<key>"]` in `$CODEX_HOME/config.toml`. A project's `.codex/` is read
+    # only in a project the person trusted (`[projects."<path>"] trust_level`).
+    CODEX_HOOKS = "codex-hooks"
+    # Gemini reads a project's `.gemini/settings.json` only in a trusted folder when
+    # folder trust is on (`security.folderTrust.enabled`; `~/.gemini/trustedFolders.json`).
+    GEMINI_FOLDER = "gemini-folder"
+
+
+@dataclass(frozen=True, slots=True)
+class ShellTool:
+    """A tool (or hook event) whose input is a shell command the agent runs on the host."""
+
+    name: str  # `tool_name` in the hook input
+    event: str  # the hook event it arrives in
+    command: str = "command"  # the key of the command string in `tool_input`
+    cwd: str | None = None  # the key of a directory the command runs in, relative to cwd
+    rewrites: bool = True  # the agent runs the command our answer gives instead
+    # Another key of `tool_input` that, when present, makes the call something other
+    # than a command (Claude Code's Monitor opens a WebSocket with `ws`): decided as a
+    # network tool.
+    network_key: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FileTool:
+    name: str
+    tool: Tool
+    keys: tuple[str, ...]  # where the path is, first present wins
+    search: bool = False  # reads the contents of everything below the path
+    optional: bool = False  # no path: the working directory
+
+
+@dataclass(frozen=True, slots=True)
+class AgentInfo:
+    agent: Agent
+    title: str
+    folder: str  # the agent's folder in a project (and, by default, in home)
+    hook_file: str  # where `init` installs the hook, in `folder` or the user's config dir
+    event: str  # the pre-tool event `init` installs
+    shell_tools: tuple[ShellTool, ...]
+    file_tools: tuple[FileTool, ...] = ()
+    network_tools: tuple[str, ...] = ()  # asks until an allowlist exists
+    # Tools the agent offers that run code on the host in a way no answer of ours can
+    # confine (Claude Code's REPL): denied.
+    unconfinable: tuple[str, ...] = ()
+    # Tools no longer offered whose rules therefore never apply (`audit` says so).
+    retired: tuple[str, ...] = ()
+    # Files in a project the agent reads hooks, MCP servers or allow lists from,
+    # relative to the project root: whoever writes one runs a program at the agent's
+    # next start, outside any sandbox.
+    project_settings: tuple[str, ...] = ()
+    # The same in the user's config dir (`user_dir`).
+    user_settings: tuple[str, ...] = ()
+    # The variable that moves the user's config dir, and whether it names the dir
+    # itself (Claude Code, Codex) or a home the `folder` lies in (Gemini).
+    config_dir_var: str | None = None
+    config_var_is_home: bool = False
+    trust: Trust = Trust.NONE
+    # The agent's `permission_mode` names → ours; a name not here is the default mode.
+    modes: Mapping[str, Mode] | None = None
+    # An ask can reach the person through the agent's own approval flow.
+    asks: bool = False
+
+    @property
+    def events(self) -> tuple[str, ...]:
+        """Every event `init` installs the hook on: the pre-tool one first."""
+        return (self.event, *self.extra_events)
+
+    def matcher(self, event: str) -> str | None:
+        """The hook matcher `init` installs on `event`: every tool the hook decides."""
+        if self.agent is Agent.CURSOR:
+            return None
+        names = [t.name for t in self.shell_tools if t.event == event]
+        if event == self.event:
+            names += [t.name for t in self.file_tools] + list(self.network_tools)
+        names = list(dict.fromkeys(names + list(self.unconfinable)))
+        if self.agent is Agent.CLAUDE_CODE:
+            return "|".join(names)
+        return f"^{names[0]}$" if len(names) == 1 else "^(" + "|".join(names) + ")$"
+
+    @property
+    def extra_events(self) -> tuple[str, ...]:
+        """Events besides `event` that carry a shell command (installed with no matcher
+        filter but their tools')."""
+        return tuple(dict.fromkeys(t.event for t in self.shell_tools if t.event != self.event))
+
+    def shell_tool(self, event: str, name: str) -> ShellTool | None:
+        return next((t for t in self.shell_tools if t.event == event and t.name == name),
+                    None)
+
+    def user_dir(self, env: Mapping[str, str], home: Path) -> Path:
+        """The user's config dir of this agent, as the agent finds it."""
+        value = env.get(self.config_dir_var) if self.config_dir_var else None
+        if value:
+            base = Path(os.path.expanduser(value))
+            return base / self.folder if self.config_var_is_home else base
+        return home / self.folder
+
+    def user_files(self, env: Mapping[str, str], home: Path) -> tuple[Path, ...]:
+        directory = self.user_dir(env, home)
+        return tuple(directory / name for name in self.user_settings)
+
+
+_CLAUDE_MODES = {
+    "default": Mode.DEFAULT, "acceptEdits": Mode.ACCEPT_EDITS, "plan": Mode.PLAN,
+    "bypassPermissions": Mode.BYPASS,
+    # `auto`: Claude Code's classifier answers its own prompts instead of the person; it
+    # loosens nothing of ours, so our asks stay asks (and Claude Code's flow answers
+    # them). `dontAsk`: Claude Code refuses what would ask; an ask of ours stays an ask
+    # it refuses. Both are the default mode here, deliberately, not by falling through.
+    "auto": Mode.DEFAULT, "dontAsk": Mode.DEFAULT,
+}
+_CODEX_MODES = {"default": Mode.DEFAULT, "acceptEdits": Mode.ACCEPT_EDITS,
+                "plan": Mode.PLAN, "bypassPermissions": Mode.BYPASS}
+
+AGENTS: Mapping[Agent, AgentInfo] = {
+    Agent.CLAUDE_CODE: AgentInfo(
+        Agent.CLAUDE_CODE, "Claude Code", ".claude", "settings.json", "PreToolUse",
+        shell_tools=(
+            ShellTool("Bash", "PreToolUse"),
+            ShellTool("Monitor", "PreToolUse", network_key="ws"),
+            # A skill's or command's `!`cmd`` lines: the hook may refuse them, but
+            # Claude Code never applies a rewritten command here ("updatedInput: never
+            # applied"), so they cannot be confined.
+            ShellTool("Bash", "PreSkillShellCommand", rewrites=False),
+        ),
+        file_tools=(
+            FileTool("Read", Tool.READ_FILE, ("file_path",)),
+            FileTool("Write", Tool.WRITE_FILE, ("file_path",)),
+            FileTool("Edit", Tool.EDIT_FILE, ("file_path",)),
+            FileTool("MultiEdit", Tool.EDIT_FILE, ("file_path",)),
+            FileTool("NotebookEdit", Tool.EDIT_FILE, ("notebook_path", "file_path")),
+            # Gone from current versions (`retired`), still decided for older ones.
+            FileTool("Grep", Tool.READ_FILE, ("path",), search=True, optional=True),
+            FileTool("Glob", Tool.READ_FILE, ("path",), optional=True),
+        ),
+        network_tools=("WebFetch",),
+        # PowerShell's commands are not shell syntax our analysis reads, and a rewrite
+        # to `run` would be bash inside PowerShell; REPL runs JavaScript in-process.
+        unconfinable=("PowerShell", "REPL"),
+        retired=("Grep", "Glob"),
+        project_settings=(".claude/settings.json", ".claude/settings.local.json", ".mcp.json"),
+        user_settings=("settings.json", "settings.local.json"),
+        config_dir_var="CLAUDE_CONFIG_DIR",
+        modes=_CLAUDE_MODES, asks=True),
+    Agent.CODEX: AgentInfo(
+        Agent.CODEX, "Codex CLI", ".codex", "hooks.json", "PreToolUse",
+        shell_tools=(
+            # Codex's hooks name its command tools (`exec_command`, `shell`) "Bash".
+            ShellTool("Bash", "PreToolUse", rewrites=False),
+        ),
+        project_settings=(".codex/config.toml", ".codex/hooks.json"),
+        user_settings=("config.toml", "hooks.json"),
+        config_dir_var="CODEX_HOME",
+        trust=Trust.CODEX_HOOKS, modes=_CODEX_MODES, asks=True),
+    Agent.GEMINI: AgentInfo(
+        Agent.GEMINI, "Gemini CLI", ".gemini", "settings.json", "BeforeTool",
+        shell_tools=(ShellTool("run_shell_command", "BeforeTool", cwd="dir_path",
+                               rewrites=False),),
+        project_settings=(".gemini/settings.json",),
+        user_settings=("settings.json",),
+        config_dir_var="GEMINI_CLI_HOME", config_var_is_home=True,
+        trust=Trust.GEMINI_FOLDER, asks=True),
+    Agent.CURSOR: AgentInfo(
+        Agent.CURSOR, "Cursor", ".cursor", "hooks.json", "beforeShellExecution",
+        shell_tools=(ShellTool("", "beforeShellExecution", rewrites=False),),
+        project_settings=(".cursor/hooks.json", ".cursor/mcp.json"),
+        user_settings=("hooks.json", "mcp.json"),
+        asks=True),
+}
+
+
+def project_settings() -> tuple[str, ...]:
+    """Every agent's settings files in a project, relative to its root."""
+    return tuple(dict.fromkeys(name for info in AGENTS.values()
+                               for name in info.project_settings))
+
+
+def user_settings(env: Mapping[str, str], home: Path) -> tuple[Path, ...]:
+    """Every agent's settings files of this user, where the agents read them."""
+    return tuple(dict.fromkeys(path for info in AGENTS.values()
+                               for path in info.user_files(env, home)))
+
+
+__all__ = ["AGENTS", "Agent", "AgentInfo", "FileTool", "ShellTool", "Trust",
+           "project_settings", "user_settings"]
