@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from swifty_sandbox.messages import t
 from swifty_sandbox.policy import find_project
 from swifty_sandbox.policy.audit import (
     ERROR,
@@ -22,7 +23,6 @@ from swifty_sandbox.policy.audit import (
 )
 from swifty_sandbox.policy.errors import ExitCode
 from swifty_sandbox.policy.limits import describe_memory
-from swifty_sandbox.policy.messages import t
 from swifty_sandbox.sandbox import Sandbox
 
 from .common import echo_json, json_option, project_option, reports_errors

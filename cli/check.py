@@ -7,9 +7,9 @@ from typing import IO
 
 import click
 
+from swifty_sandbox.messages import t
 from swifty_sandbox.policy import Decision, Effect, Request, Tool, UsageError
 from swifty_sandbox.policy.errors import ExitCode
-from swifty_sandbox.policy.messages import t
 from swifty_sandbox.sandbox import Sandbox
 from swifty_sandbox.sandbox.api import request_from_json
 from swifty_sandbox.sandbox.jsonlines import read_json_lines

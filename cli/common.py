@@ -16,9 +16,9 @@ from typing import ParamSpec, TypeVar
 
 import click
 
+from swifty_sandbox.messages import t
 from swifty_sandbox.policy import Mode, SandboxMode, SwiftyError, Tool
 from swifty_sandbox.policy.errors import ExitCode
-from swifty_sandbox.policy.messages import t
 
 TOOL_NAMES = [*(tool.value for tool in Tool), "Read", "Write", "Edit"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
+from swifty_sandbox.messages import t
 from swifty_sandbox.policy.errors import ExitCode
-from swifty_sandbox.policy.messages import t
 from swifty_sandbox.sandbox.doctor import diagnose
 
 from .common import echo_json, json_option, reports_errors

@@ -259,10 +259,11 @@ def _call(sock: _socket.socket, args: list[str]) -> int | None:
                 signal.signal(signum, signal.default_int_handler if signum == signal.SIGINT
                               else signal.SIG_DFL)
         return None
-    from swifty_sandbox.policy.messages import t
+    from swifty_sandbox.messages import t
+    from swifty_sandbox.policy.errors import ExitCode
 
     os.write(2, (t("cli.error", message=t("warm.lost")) + "\n").encode("utf-8", "replace"))
-    return 125
+    return ExitCode.SETUP
 
 
 def _recv_exact(sock: _socket.socket, size: int) -> bytes:

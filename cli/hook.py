@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from swifty_sandbox.policy.messages import t
+from swifty_sandbox.messages import t
 from swifty_sandbox.sandbox.hooks import (
     EXIT_BLOCK,
     MAX_INPUT,

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import click
 
+from swifty_sandbox.messages import t
 from swifty_sandbox.policy import SwiftyError, find_project
 from swifty_sandbox.policy.agents import Agent
-from swifty_sandbox.policy.messages import t
 from swifty_sandbox.policy.store import write_atomically
 
 from .common import project_option, reports_errors

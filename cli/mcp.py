@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
+from swifty_sandbox.messages import t
 from swifty_sandbox.policy import UsageError
-from swifty_sandbox.policy.messages import t
 from swifty_sandbox.sandbox import Sandbox
 
 from .common import mode_option, project_option, reports_errors, sandbox_option, warn

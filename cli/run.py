@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
+from swifty_sandbox.messages import t
 from swifty_sandbox.policy import Decision, Request, UsageError
 from swifty_sandbox.policy.limits import parse_memory, parse_processes
-from swifty_sandbox.policy.messages import t
 from swifty_sandbox.sandbox import Answer, Sandbox
 
 from .common import (

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from swifty_sandbox.messages import t
 from swifty_sandbox.policy.audit import FINDINGS, Finding
-from swifty_sandbox.policy.messages import t
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/swifty-sandbox/swifty-sandbox"

@@ -30,6 +30,8 @@ import threading
 import time
 from typing import Any
 
+from swifty_sandbox import parts
+
 from .entry import (
     ACCEPTED,
     CWD_VARS,
@@ -64,7 +66,6 @@ def warm_up() -> None:
     import hashlib  # noqa: F401
     import importlib
     import importlib.resources.readers
-    import pkgutil
     import pwd  # noqa: F401
     import zipfile  # noqa: F401
 
@@ -75,11 +76,9 @@ def warm_up() -> None:
     import yaml
     import yaml.cyaml  # noqa: F401
 
-    for package in ("policy", "sandbox", "sandbox.linux", "cli", "profiles"):
-        module = importlib.import_module(f"swifty_sandbox.{package}")
-        for info in pkgutil.iter_modules(module.__path__):
-            if info.name not in _SKIP:
-                importlib.import_module(f"{module.__name__}.{info.name}")
+    for name in parts.modules():  # every module of every package, derived
+        if name.rpartition(".")[2] not in _SKIP:
+            importlib.import_module(name)
 
 
 def prepare() -> None:
@@ -139,16 +138,14 @@ def code_stamp() -> tuple[object, ...]:
     import path (installing, upgrading or removing a dependency adds or renames files
     there). A server whose code changed refuses calls and leaves. Checked on every
     call, so it stays cheap: stat calls, no reading."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    top = os.path.dirname(here)
     stamp: list[object] = []
-    for folder in (here, os.path.join(top, "policy"), os.path.join(top, "sandbox"),
-                   os.path.join(top, "sandbox", "linux"), os.path.join(top, "profiles"),
-                   os.path.join(top, "swifty_sandbox")):
+    for folder in (f for folders in parts.packages().values() for f in folders):
         try:
             with os.scandir(folder) as entries:
                 for entry in entries:
-                    if entry.name.endswith((".py", ".yaml", ".json", ".sbpl")):
+                    # A directory too: a subpackage added since the server started.
+                    if entry.name.endswith((".py", ".yaml", ".json", ".sbpl")) or (
+                            entry.name != "__pycache__" and entry.is_dir()):
                         info = entry.stat()
                         stamp.append((entry.path, info.st_ino, info.st_size,
                                       info.st_mtime_ns, info.st_ctime_ns))

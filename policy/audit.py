@@ -12,10 +12,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from swifty_sandbox.messages import t
+
 from .commands import INTERPRETERS
 from .errors import PolicyFileError
 from .files import CONFIG_FILE, PolicyFiles
-from .messages import t
 from .rulefiles import names_outside, parse_rules
 from .rules import Rule
 from .types import Effect, Request, Scope, Tool

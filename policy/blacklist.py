@@ -14,8 +14,9 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from swifty_sandbox.messages import t
+
 from .commands import INTERPRETERS, Invocation, innermost, name, reads_code_from_stdin
-from .messages import t
 from .protected import SYSTEM_DIRS
 from .shell import Script, Simple, Word
 

@@ -13,12 +13,13 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from swifty_sandbox.messages import t
+
 from .analysis import BashAnalysis, analyse
 from .blacklist import check as blacklist_check
 from .blacklist import known_values, with_known
 from .commands import Invocation
 from .files import PolicyFiles
-from .messages import t
 from .paths import expand_home, expand_path, is_within
 from .profile import Profile, load_profile
 from .programs import (

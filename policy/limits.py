@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 
-from .messages import t
+from swifty_sandbox.messages import t
 
 UNLIMITED = ("unlimited", "none")
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}

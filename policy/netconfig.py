@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from swifty_sandbox.messages import t
+
 from .errors import StoreError
 from .files import PolicyFiles
-from .messages import t
 from .network import NetworkEntryError, expand, wide_entry
 from .types import Scope
 from .yamlnodes import Source, compose, fail, is_null, read_source, string_list

@@ -14,8 +14,9 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from swifty_sandbox.messages import t
+
 from .errors import PolicyFileError
-from .messages import t
 from .yamlnodes import (
     Source,
     choice,

@@ -20,8 +20,9 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from swifty_sandbox.messages import t
+
 from .commands import name as program_name
-from .messages import t
 from .yamlnodes import Source, compose, fail, is_null, mapping, read_source, string, string_list
 
 if TYPE_CHECKING:

@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from swifty_sandbox.messages import t
+
 from .errors import PolicyFileError
 from .files import PolicyFiles
-from .messages import t
 from .paths import is_within
 from .rules import Rule, RuleSyntaxError, fixed_prefix, parse_rule
 from .types import Effect, Scope, Tool

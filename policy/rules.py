@@ -18,8 +18,9 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from swifty_sandbox.messages import t
+
 from .errors import SwiftyError
-from .messages import t
 from .types import Effect, RuleRef, Tool
 
 if TYPE_CHECKING:

@@ -15,10 +15,11 @@ from dataclasses import dataclass, fields
 from pathlib import Path, PosixPath
 from typing import TYPE_CHECKING, Any
 
+from swifty_sandbox.messages import t
+
 from .errors import PolicyFileError
 from .files import PolicyFiles
 from .limits import default_max_memory, default_max_processes, parse_memory, parse_processes
-from .messages import t
 from .paths import expand_home, expand_path, is_within
 from .profile import toolchain_choice
 from .rules import PathPattern, RuleSyntaxError, anchor_path_pattern

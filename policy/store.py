@@ -16,9 +16,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from swifty_sandbox.messages import t
+
 from .errors import PolicyFileError, StoreError
 from .files import PolicyFiles
-from .messages import t
 from .rulefiles import parse_rules
 from .types import Effect, Scope
 from .yamlnodes import Source, compose, read_source

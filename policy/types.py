@@ -138,7 +138,7 @@ class Request:
         # request could only fail later, at a worse place.
         if any("\0" in text for text in (self.command or "", self.path or "",
                                          *(self.argv or ()))):
-            from .messages import t
+            from swifty_sandbox.messages import t
 
             raise ValueError(t("request.nul"))
 

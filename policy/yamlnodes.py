@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from swifty_sandbox.messages import t
+
 from .errors import PolicyFileError
-from .messages import t
 
 if TYPE_CHECKING:
     import yaml

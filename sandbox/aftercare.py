@@ -25,7 +25,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from swifty_sandbox.policy.messages import t
+from swifty_sandbox.messages import t
 from swifty_sandbox.policy.paths import project_state_dir
 
 from . import gitfiles

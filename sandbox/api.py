@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
+from swifty_sandbox.messages import t
 from swifty_sandbox.policy import (
     Decision,
     Effect,
@@ -30,7 +31,6 @@ from swifty_sandbox.policy import (
 )
 from swifty_sandbox.policy.errors import ExitCode
 from swifty_sandbox.policy.limits import default_max_memory, default_max_processes
-from swifty_sandbox.policy.messages import t
 from swifty_sandbox.policy.paths import is_within
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Protocol
 
-from swifty_sandbox.policy.messages import t
+from swifty_sandbox.messages import t
 
 from .spec import SandboxSpec, SetupError
 

@@ -7,7 +7,7 @@ import platform
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from swifty_sandbox.policy.messages import t
+from swifty_sandbox.messages import t
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,8 +18,8 @@ import stat
 from collections.abc import Sequence
 from dataclasses import replace
 
+from swifty_sandbox.messages import t
 from swifty_sandbox.policy.errors import ExitCode
-from swifty_sandbox.policy.messages import t
 
 from .executor import Completed
 

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from swifty_sandbox.messages import t
 from swifty_sandbox.policy import (
     Category,
     Decision,
@@ -38,7 +39,6 @@ from swifty_sandbox.policy import (
 from swifty_sandbox.policy.agents import Agent, ShellTool, project_settings, user_settings
 from swifty_sandbox.policy.engine import candidate_paths
 from swifty_sandbox.policy.errors import ExitCode
-from swifty_sandbox.policy.messages import t
 from swifty_sandbox.policy.paths import is_within
 from swifty_sandbox.policy.rules import fixed_prefix
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO
 
-from swifty_sandbox.policy.messages import t
+from swifty_sandbox.messages import t
 
 MAX_LINE_BYTES = 4 * 1024 * 1024  # a command with a heredoc is kilobytes
 _CHUNK = 64 * 1024

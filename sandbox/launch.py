@@ -13,7 +13,7 @@ import resource
 from collections.abc import Callable, Sequence
 from typing import IO, TYPE_CHECKING
 
-from swifty_sandbox.policy.messages import t
+from swifty_sandbox.messages import t
 
 from .executor import DEVNULL, Completed, execute
 from .spec import EXIT_SETUP, Limits, SandboxSpec, SetupError, ensure_temp_dir

@@ -26,6 +26,7 @@ from mcp.types import (
 )
 from pydantic import BaseModel, Field
 
+from swifty_sandbox.messages import t
 from swifty_sandbox.policy import (
     Decision,
     Effect,
@@ -37,7 +38,6 @@ from swifty_sandbox.policy import (
     local_rules_path,
     suggest_rules,
 )
-from swifty_sandbox.policy.messages import t
 
 from .api import Answer, Sandbox
 from .hooks import agent_settings_write

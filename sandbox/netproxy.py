@@ -47,7 +47,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
-from swifty_sandbox.policy.messages import t
+from swifty_sandbox.messages import t
 from swifty_sandbox.policy.network import (
     IPAddress,
     NetworkEntryError,

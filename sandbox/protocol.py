@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from swifty_sandbox.policy.messages import t
+from swifty_sandbox.messages import t
 
 from .api import Answer
 

@@ -15,7 +15,7 @@ import os
 import stat
 from collections.abc import Iterable
 
-from swifty_sandbox.policy.messages import t
+from swifty_sandbox.messages import t
 from swifty_sandbox.policy.paths import is_within
 from swifty_sandbox.policy.rules import PathPattern
 

@@ -30,6 +30,7 @@ from collections import Counter, deque
 from dataclasses import replace
 from typing import IO
 
+from swifty_sandbox.messages import t
 from swifty_sandbox.policy import (
     Decision,
     Effect,
@@ -39,7 +40,6 @@ from swifty_sandbox.policy import (
     SwiftyError,
     Tool,
 )
-from swifty_sandbox.policy.messages import t
 
 from .api import Answer, Sandbox, request_from_json
 from .executor import kill_tree

@@ -25,10 +25,10 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
+from swifty_sandbox.messages import t
 from swifty_sandbox.policy import Effect, Mode, Policy, SwiftyError, Tool
 from swifty_sandbox.policy.engine import temp_dirs
 from swifty_sandbox.policy.errors import ExitCode
-from swifty_sandbox.policy.messages import t
 from swifty_sandbox.policy.paths import expand_home, is_within, project_digest, project_state_dir
 from swifty_sandbox.policy.profile import SeccompProfile
 from swifty_sandbox.policy.protected import AGENT_SETTINGS, PROTECTED_DIRS, SYSTEM_DIRS
@@ -221,16 +221,12 @@ def trusted_paths(bwrap: str | None = None) -> tuple[str, ...]:
     environment (site-packages, `.pth` files run at start-up), this package's code
     and the bwrap it launches. Where they lie inside a writable root (a project
     `.venv`, an editable checkout) they are mounted read-only."""
-    from importlib.util import find_spec
+    from swifty_sandbox import parts
 
     from .probe import find_bwrap
 
     paths = [sys.prefix, sys.exec_prefix, os.path.dirname(_real(sys.executable))]
-    for module in ("", ".policy", ".sandbox", ".cli", ".profiles"):
-        # Located, not imported: the profiles are data the next run reads.
-        found_spec = find_spec(f"swifty_sandbox{module}")
-        if found_spec is not None:
-            paths += list(found_spec.submodule_search_locations or ())
+    paths += parts.directories()  # every package's, derived (a subpackage added later too)
     found = find_bwrap(bwrap)
     if found is not None:
         paths.append(found.path)

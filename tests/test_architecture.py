@@ -1,55 +1,97 @@
-"""Dependencies flow one way: cli → sandbox → policy (SPEC §1)."""
+"""Dependencies flow one way: cli → sandbox → policy (SPEC §1), with the message table
+and the list of the package's parts as leaves everyone may use; the package's parts are
+one derived list that the build configuration agrees with."""
 
 from __future__ import annotations
 
 import ast
+import tomllib
 from pathlib import Path
 
 import pytest
 
+from swifty_sandbox import parts
+
 ROOT = Path(__file__).resolve().parent.parent
-# What each subpackage may import from the project (besides itself and profiles data).
+MODULES = parts.modules()
+LEAVES = {"messages", "parts"}
+# What each layer may import from the project (besides itself and the leaves).
 ALLOWED = {
     "policy": {"policy"},
     "profiles": set(),
     "sandbox": {"policy", "sandbox"},
     "cli": {"policy", "sandbox", "cli"},
+    "messages": {"messages"},
+    "parts": set(),
+    "": {"policy", "sandbox"},  # the package root: its public names, imported lazily
 }
 
 
-def project_imports(path: Path, package: str) -> set[str]:
-    """The swifty_sandbox subpackages a module imports (absolute or relative)."""
-    found: set[str] = set()
-    parents = list(path.relative_to(ROOT).parent.parts)  # e.g. ["sandbox", "linux"]
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+def layer(module: str) -> str:
+    """`swifty_sandbox.sandbox.linux.bwrap` → `sandbox`; the root itself → ``."""
+    parts_ = module.split(".")
+    return parts_[1] if len(parts_) > 1 else ""
+
+
+def imported(module: str) -> list[tuple[str, int]]:
+    """The project modules `module` imports (at any depth: in functions too), each with
+    its line; `from pkg import name` counts `pkg.name` when that is a module, else
+    `pkg` (whose `__init__` then runs)."""
+    path = MODULES[module]
+    package = module if path.endswith("__init__.py") else module.rpartition(".")[0]
+    found: list[tuple[str, int]] = []
+    for node in ast.walk(ast.parse(Path(path).read_text(), path)):
         if isinstance(node, ast.ImportFrom):
             if node.level:
-                base = parents[:len(parents) - (node.level - 1)]
-                found.add(base[0] if base else "<beyond the package>")
-            elif node.module and node.module.startswith("swifty_sandbox"):
-                parts = node.module.split(".")
-                names = [parts[1]] if len(parts) > 1 else [a.name for a in node.names]
-                found.update(names)
-        elif isinstance(node, ast.Import):
+                base = package.split(".")
+                base = base[:len(base) - (node.level - 1)]
+                source = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                source = node.module or ""
+            if not source.startswith(parts.ROOT):
+                continue
             for alias in node.names:
-                parts = alias.name.split(".")
-                if parts[0] == "swifty_sandbox":
-                    found.add(parts[1] if len(parts) > 1 else "<package root>")
+                name = f"{source}.{alias.name}"
+                found.append((name if name in MODULES else source, node.lineno))
+        elif isinstance(node, ast.Import):
+            found += [(alias.name, node.lineno) for alias in node.names
+                      if alias.name.split(".")[0] == parts.ROOT]
     return found
 
 
 @pytest.mark.parametrize("package", sorted(ALLOWED))
 def test_imports_flow_one_way(package: str) -> None:
-    modules = sorted((ROOT / package).rglob("*.py"))
-    assert modules
+    modules = [m for m in MODULES if layer(m) == package]
+    assert modules or package == "profiles"
+    # A leaf imports nothing else of the project; every other layer may use the leaves.
+    allowed = {package} | ALLOWED[package] | (set() if package in LEAVES else LEAVES)
     for module in modules:
-        bad = project_imports(module, package) - ALLOWED[package]
-        assert not bad, f"{module.relative_to(ROOT)} imports {sorted(bad)}"
+        bad = {f"{name} (line {line})" for name, line in imported(module)
+               if layer(name) not in allowed}
+        assert not bad, f"{module} imports {sorted(bad)}"
+
+
+def test_every_module_is_found() -> None:
+    """The derived list misses no file: every .py in the package folders is a module of
+    it (a folder without `__init__.py` would be left out of `trusted_paths`)."""
+    files = {str(p) for top in ("policy", "sandbox", "cli", "profiles", "swifty_sandbox")
+             for p in (ROOT / top).rglob("*.py") if "__pycache__" not in p.parts}
+    assert files - set(MODULES.values()) == set()
+
+
+def test_the_build_installs_every_package() -> None:
+    """pyproject's package list is the derived one (setuptools' `find` cannot follow
+    the `package-dir` mapping of the top-level folders, so the list is written there
+    and checked here): a package missing from it would be absent from a wheel."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert sorted(config["packages"]) == sorted(parts.packages())
+    for name, folder in config["package-dir"].items():
+        assert parts.packages()[name] == (str((ROOT / folder).resolve()),)
 
 
 def test_policy_spawns_nothing() -> None:
-    for module in (ROOT / "policy").rglob("*.py"):
-        tree = ast.parse(module.read_text())
+    for module in (m for m in MODULES if layer(m) == "policy"):
+        tree = ast.parse(Path(MODULES[module]).read_text())
         names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         names |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
         assert "subprocess" not in names, module
@@ -59,12 +101,10 @@ def test_only_the_executor_spawns_processes() -> None:
     """Builders return argv and profiles; one module runs them (STYLE: build, then
     execute — in different places)."""
     spawners = []
-    for module in sorted(ROOT.glob("*/**/*.py")):
-        if module.parts[len(ROOT.parts)] not in ALLOWED:
-            continue
-        tree = ast.parse(module.read_text())
+    for module, path in sorted(MODULES.items()):
+        tree = ast.parse(Path(path).read_text())
         names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         names |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
         if "subprocess" in names:
-            spawners.append(str(module.relative_to(ROOT)))
-    assert spawners == ["sandbox/executor.py"]
+            spawners.append(module)
+    assert spawners == ["swifty_sandbox.sandbox.executor"]

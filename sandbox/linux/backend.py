@@ -9,8 +9,8 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import IO, TYPE_CHECKING
 
+from swifty_sandbox.messages import t
 from swifty_sandbox.policy.errors import ExitCode
-from swifty_sandbox.policy.messages import t
 
 from ..aftercare import after_run, open_dir
 from ..backend import Launch, Rendered

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from swifty_sandbox.policy.messages import t
+from swifty_sandbox.messages import t
 
 from ..spec import Limits
 

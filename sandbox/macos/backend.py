@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from typing import IO, TYPE_CHECKING
 
-from swifty_sandbox.policy.messages import t
+from swifty_sandbox.messages import t
 
 from ..aftercare import after_run
 from ..backend import Launch, Rendered

@@ -9,8 +9,8 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from swifty_sandbox.messages import t
 from swifty_sandbox.policy import UsageError
-from swifty_sandbox.policy.messages import t
 from swifty_sandbox.policy.paths import is_within
 
 from ..backend import Rendered

@@ -276,7 +276,7 @@ def test_a_forged_host_question_allows_nothing(project: Path, home: Path,
     asks for (pypi.org) allows nothing; the control types the real host."""
     import os
 
-    from swifty_sandbox.policy.messages import t
+    from swifty_sandbox.messages import t
 
     registry = tcp_listener("127.0.0.1", reply=b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
     try:

@@ -405,6 +405,41 @@ def test_a_command_cannot_change_what_the_next_run_executes(home: Path,
             target.unlink(missing_ok=True)
 
 
+def test_every_subpackage_is_read_only_inside_a_writable_root(home: Path,
+                                                              outside_temp: Path) -> None:
+    """Confined in swifty-sandbox's own checkout: no package of it, nested ones too (the
+    derived list, `swifty_sandbox.parts`), takes a new module — one planted there would
+    run in the next `run` before any sandbox. A file beside them can be written: the root
+    is writable, only the code is not."""
+    from swifty_sandbox import parts
+
+    checkout = Path(parts.packages()[parts.ROOT][0]).parent
+    if not (checkout / "pyproject.toml").exists():
+        pytest.skip("not an editable checkout")
+    name = f"swifty-test-{uuid.uuid4().hex}"
+    targets = [Path(folder) / f"{name}.py" for folders in parts.packages().values()
+               for folder in folders]
+    assert len(targets) >= 9 and all(t.is_relative_to(checkout) for t in targets)
+    beside = checkout / f"{name}.txt"
+    script = outside_temp / "plant.sh"
+    script.write_text("".join(f"echo 'import os' > {t}\n" for t in [*targets, beside]))
+    try:
+        control = Sandbox(checkout, home=home, sandbox_mode="off",
+                          mode="bypassPermissions").run(["bash", str(script)])
+        assert all(t.exists() for t in [*targets, beside]), control
+        for target in [*targets, beside]:
+            target.unlink()
+        result = Sandbox(checkout, home=home, mode="bypassPermissions").run(
+            ["bash", str(script)])
+        assert result.exit_code == 0, result  # it ran, to its last line
+        assert [t for t in targets if t.exists()] == []
+        assert result.stderr.count("Read-only file system") == len(targets), result.stderr
+        assert beside.exists()
+    finally:
+        for target in [*targets, beside]:
+            target.unlink(missing_ok=True)
+
+
 def test_newline_deep_in_a_nested_repository_path(attack: Attack, repo: Path) -> None:
     nested = repo / "x" / "a\nb" / "y"
     nested.mkdir(parents=True)

