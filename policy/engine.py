@@ -56,7 +56,7 @@ from .types import (
     Settings,
     Tool,
 )
-from .writes import written_paths
+from .writes import beyond_roots, written_paths
 
 A, Q, D = Effect.ALLOW, Effect.ASK, Effect.DENY
 MODE_TABLE: dict[Mode, dict[Category, Effect]] = {
@@ -395,7 +395,8 @@ def _bash_verdict(policy: Policy, analysis: BashAnalysis
     caveat = None
     for index, (verdict, inv) in enumerate(zip(verdicts, analysis.invocations, strict=True)):
         if verdict is not None and (why := _not_covered(
-                table or policy.programs, inv, verdict, str(policy.project))) is not None:
+                table or policy.programs, inv, verdict, policy.roots, str(policy.home))) \
+                is not None:
             caveat, verdicts[index] = caveat or why, None
     # A compound command is allowed by rules only if every part of it is.
     return (verdicts[0] if all(v is not None for v in verdicts) else None), None, caveat
@@ -416,12 +417,12 @@ def _strict_bash_rules(policy: Policy) -> bool:
     return known[1]
 
 
-def _not_covered(table: Table, inv: Invocation, rule: Rule, project: str
-                 ) -> Caveat | None:
+def _not_covered(table: Table, inv: Invocation, rule: Rule, roots: tuple[str, ...],
+                 home: str) -> Caveat | None:
     """Why the allow `rule` does not cover `inv`: a feature beyond its program's
     ordinary behaviour that the rule's pattern does not name; None when it covers it."""
     named = rule.bash.text.replace("\\*", "*") if rule.bash is not None else ""
-    foreign = foreign_repository(inv, project)
+    foreign = foreign_repository(inv, roots[0]) or beyond_roots(table, inv, roots, home)
     for use in (*features(table, inv), *((foreign,) if foreign else ())):
         # Named as used (`-c core.pager=less`), or with any value (`-c *`, `--output=*`).
         spellings = [re.escape(use.shown)]

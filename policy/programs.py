@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from .shell import Word
 
 EFFECTS = ("exec", "write", "network")
-TARGETS = ("value", "operands", "last_operand", "rest_operands")
+TARGETS = ("value", "operands", "last_operand", "rest_operands", "first_operand")
 
 
 # Plain classes, not dataclasses: this module is imported on every cold start, and a
@@ -42,14 +42,15 @@ class Feature:
     """One thing a program can do beyond its ordinary behaviour (see programs.yaml)."""
 
     __slots__ = ("does", "first_words", "min_operands", "operand", "option_names",
-                 "options", "script_options", "subcommands", "target", "unless",
-                 "unless_options")
+                 "options", "outside", "script_options", "subcommands", "target", "unless",
+                 "unless_options", "with_options")
 
     def __init__(self, does: str, options: tuple[str, ...] = (),
                  subcommands: tuple[tuple[str, ...], ...] = (), unless: tuple[str, ...] = (),
                  unless_options: tuple[str, ...] = (), operand: re.Pattern[str] | None = None,
                  script_options: tuple[str, ...] = (), target: str | None = None,
-                 min_operands: int = 0) -> None:
+                 min_operands: int = 0, with_options: tuple[str, ...] = (),
+                 outside: bool = False) -> None:
         self.does = does  # exec | write | network
         self.options = options
         self.subcommands = subcommands
@@ -59,6 +60,10 @@ class Feature:
         self.script_options = script_options
         self.target = target
         self.min_operands = min_operands
+        self.with_options = with_options  # applies only when one of these is given too
+        # A directory switch (`make -C DIR`): the feature only when DIR lies outside the
+        # project (policy/writes.py decides, with the project in hand).
+        self.outside = outside
         # For a quick "cannot apply" test: option names without values, first subcommands.
         self.option_names = frozenset(o.split("=", 1)[0] for o in options)
         self.first_words = frozenset(p[0] for p in subcommands if p)
@@ -66,7 +71,7 @@ class Feature:
     def as_data(self) -> list[object]:
         return [self.does, self.options, self.subcommands, self.unless, self.unless_options,
                 self.operand.pattern if self.operand else None, self.script_options,
-                self.target, self.min_operands]
+                self.target, self.min_operands, self.with_options, self.outside]
 
 
 class Program:
@@ -154,7 +159,7 @@ def _by_effect(source: Source, key: str, node: yaml.Node) -> tuple[tuple[str, st
 
 def _feature(source: Source, node: yaml.Node, does_default: str | None = None) -> Feature:
     keys = ("does", "option", "subcommand", "unless", "unless_option", "operand",
-            "script_options", "target", "min_operands")
+            "script_options", "target", "min_operands", "with_option", "outside")
     entries = mapping(source, node, keys)
     if "does" not in entries and does_default is None:
         raise fail(source, node, t("file.missing_key", key="does"))
@@ -187,9 +192,18 @@ def _feature(source: Source, node: yaml.Node, does_default: str | None = None) -
             raise fail(source, number, t("programs.not_count", key="min_operands"))
         minimum = int(number.value)
     options = get("option")
+    outside = False
+    if "outside" in entries:
+        flag = entries["outside"][1]
+        if getattr(flag, "tag", "") != "tag:yaml.org,2002:bool":
+            raise fail(source, flag, t("programs.not_bool", key="outside"))
+        outside = str(flag.value).lower() in ("true", "yes", "on")
+        if outside and not options:
+            raise fail(source, flag, t("file.missing_key", key="option"))
     subcommands = tuple(tuple(s.split()) for s in get("subcommand"))
     return Feature(does, options, subcommands, get("unless"), get("unless_option"), operand,
-                   get("script_options"), target[0] if target else None, minimum)
+                   get("script_options"), target[0] if target else None, minimum,
+                   get("with_option"), outside)
 
 
 def _program(source: Source, name: str, node: yaml.Node) -> tuple[Program, tuple[str, ...]]:
@@ -284,7 +298,7 @@ def _merged(old: Program, new: Program) -> Program:
 
 
 BUILTIN = Path(__file__).resolve().parent.parent / "profiles" / "programs.yaml"
-_CACHE_FORMAT = 1
+_CACHE_FORMAT = 2
 
 
 @functools.cache
@@ -321,11 +335,13 @@ def _as_data(table: Table) -> dict[str, object]:
 
 def _from_data(data: Any) -> Table:
     def feature(f: Any) -> Feature:
-        does, options, subs, unless, unless_options, operand, scripts, target, minimum = f
+        (does, options, subs, unless, unless_options, operand, scripts, target, minimum,
+         with_options, outside) = f
         subcommands = tuple(tuple(str(w) for w in p) for p in subs)
         return Feature(str(does), tuple(options), subcommands, tuple(unless),
                        tuple(unless_options), re.compile(operand) if operand else None,
-                       tuple(scripts), target, int(minimum))
+                       tuple(scripts), target, int(minimum), tuple(with_options),
+                       bool(outside))
 
     programs: dict[str, Program] = {}
     shared: dict[str, Program] = {}
@@ -448,6 +464,9 @@ def _uses(program: Program, parsed: _Parsed, feature: Feature) -> list[tuple[str
             o in feature.unless_options for o in (*(n for n, _, _ in parsed.options),
                                                   *parsed.path[1:2])):
         return []
+    if feature.with_options and not any(
+            n in feature.with_options for n, _, _ in parsed.options):
+        return []
     if feature.options:
         return [(written.replace("\0", ""), name) for name, value, written in parsed.options
                 if any(_option_matches(spec, name, written) for spec in feature.options)
@@ -504,7 +523,7 @@ def _argument_features(program: Program, argv: tuple[Word, ...], xargs: bool) ->
     names = {n for n, _, _ in parsed.options}
     first = parsed.path[0] if parsed.path else None
     for feature in program.features:
-        if (feature.first_words and first not in feature.first_words) or (
+        if feature.outside or (feature.first_words and first not in feature.first_words) or (
                 feature.option_names and feature.option_names.isdisjoint(names)):
             continue
         found.extend(Use(feature.does, shown, program.name, option)
@@ -606,6 +625,13 @@ def write_targets(table: Table, argv: tuple[Word, ...]) -> list[str]:
     """The files a command writes, as written (`tee -a F`, `cp x D`, `sed -i … F`, `dd
     of=F`, `sort -o F`, `find -fprint F`, …): its program's `writes` and the targets of
     the write features it uses. Words known only at run time are left out."""
+    return [path for path, _ in targets_shown(table, argv) if not path.startswith("\0")]
+
+
+def targets_shown(table: Table, argv: tuple[Word, ...]) -> list[tuple[str, str]]:
+    """`write_targets`, each with how it was written (`-C ~` for an option's value, the
+    operand itself otherwise): what an allow rule must name to cover that write. A
+    target known only at run time is its text after a NUL (`\0$D`)."""
     program = lookup(table, program_name(argv[0])) if argv else None
     if program is None or not program.targeted:
         return []
@@ -613,20 +639,23 @@ def write_targets(table: Table, argv: tuple[Word, ...]) -> list[str]:
             _may_be(w.shown, program.target_options) for w in argv[1:]):
         return []  # writes only through options, and none is given (the common case)
     parsed = _parse(program, argv)
-    out: list[str] = []
+    given = {n for n, _, _ in parsed.options}
+    out: list[tuple[str, str]] = []
     for feature in program.targeted:
+        if feature.with_options and given.isdisjoint(feature.with_options):
+            continue  # `tar -f a.tar` writes the archive only with `-c`, `-r`, …
         if feature.options:
             matched = [(n, v, w) for n, v, w in parsed.options
                        if any(_option_matches(spec, n, w) for spec in feature.options)]
             if not matched:
                 continue
             if feature.target == "value":
-                for _, value, _ in matched:
+                for _, value, written in matched:
                     if value:  # `cp -t DIR a b` writes DIR/a and DIR/b
-                        out.append(value)
+                        out.append((value, written))
                         if program.name in _INTO_DIRECTORY:
-                            out.extend(f"{value}/{s.rsplit('/', 1)[-1]}"
-                                       for s in parsed.operands)
+                            out.extend((f"{value}/{s.rsplit('/', 1)[-1]}", written)
+                                       for s in parsed.operands if not s.startswith("\0"))
                 continue
         operands = list(parsed.operands)
         if program.name == "sed" and not any(
@@ -636,16 +665,41 @@ def write_targets(table: Table, argv: tuple[Word, ...]) -> list[str]:
             for text in operands:
                 m = feature.operand.search(text)
                 if m is not None:
-                    out.append(m.group(1) if m.groups() else text)
+                    out.append((m.group(1) if m.groups() else text, text))
         elif feature.target == "operands":
-            out.extend(operands)
+            out.extend((o, o) for o in operands)
         elif feature.target == "rest_operands":
-            out.extend(operands[1:])
+            out.extend((o, o) for o in operands[1:])
+        elif feature.target == "first_operand":
+            out.extend((o, o) for o in operands[:1])
         elif feature.target == "last_operand" and len(operands) > 1:
-            out.append(operands[-1])  # `cp config .git` writes .git/config
-            out.extend(f"{operands[-1]}/{s.rstrip('/').rsplit('/', 1)[-1]}"
-                       for s in operands[:-1])
-    return [p for p in out if p and not p.startswith("\0")]
+            last = operands[-1]
+            out.append((last, last))  # `cp config .git` writes .git/config
+            # A source known only at run time names a file in it that is not known.
+            out.extend((f"{last}/{s.rstrip('/').rsplit('/', 1)[-1]}", last)
+                       for s in operands[:-1] if not s.startswith("\0"))
+    return [(p, w.replace("\0", "")) for p, w in out if p]
+
+
+def directory_switches(table: Table, argv: tuple[Word, ...]) -> list[tuple[str | None, str]]:
+    """The directories an invocation's `outside` features move it to (`make -C DIR`,
+    `cargo --manifest-path P`), each with how it was written; None for a value known
+    only at run time."""
+    program = lookup(table, program_name(argv[0])) if argv else None
+    switches = [f for f in program.features if f.outside] if program is not None else []
+    if program is None or not switches:
+        return []
+    parsed = _parse(program, argv)
+    out: list[tuple[str | None, str]] = []
+    for feature in switches:
+        if feature.subcommands and not any(
+                parsed.path[:len(p)] == list(p) for p in feature.subcommands):
+            continue
+        for name, value, written in parsed.options:
+            if any(_option_matches(spec, name, written) for spec in feature.options):
+                known = value is not None and not value.startswith("\0")
+                out.append((value if known else None, written.replace("\0", "")))
+    return out
 
 
 # -- flag spellings of deny and ask rules ----------------------------------------------------

@@ -234,13 +234,23 @@ class _TreeSitter:
 
     # statements --------------------------------------------------------------------
     def statement(self, node: Any, *, pipeline: int | None = None, stage: int = 0,
-                  background: bool = False, redirects: tuple[Redirect, ...] = ()) -> None:
+                  background: bool = False, redirects: tuple[Redirect, ...] = (),
+                  words: tuple[Word, ...] = ()) -> None:
         kind = node.type
+        if words and kind not in ("command", "variable_assignment"):
+            raise _Misparse(self.text(node))  # `{ …; } <<EOF arg`: not bash
         if kind == "command":
-            self.command(node, pipeline, stage, background, redirects)
+            self.command(node, pipeline, stage, background, redirects, words)
         elif kind == "redirected_statement":
-            extra = tuple(self.redirect(r) for r in node.children_by_field_name("redirect"))
+            extra: list[Redirect] = []
+            more: list[Word] = []
+            for child in node.children_by_field_name("redirect"):
+                extra.append(self.redirect(child))
+                if child.type == "heredoc_redirect":
+                    self._heredoc_rest(child, more, extra)
             body = node.child_by_field_name("body")
+            if body is None and more:
+                raise _Misparse(self.text(node))
             # A heredoc's redirect may carry the rest of the pipeline (`cat <<EOF | sh`).
             piped = [c for r in node.children_by_field_name("redirect")
                      for c in r.named_children if c.type in ("pipeline", "command", "list")]
@@ -248,7 +258,7 @@ class _TreeSitter:
                 pipeline = self._new_pipeline()
             if body is not None:
                 self.statement(body, pipeline=pipeline, stage=stage, background=background,
-                               redirects=redirects + extra)
+                               redirects=redirects + tuple(extra), words=words + tuple(more))
             for offset, rest in enumerate(piped, start=1):
                 self.statement(rest, pipeline=pipeline, stage=stage + offset,
                                background=background)
@@ -258,7 +268,7 @@ class _TreeSitter:
             for index, child in enumerate(node.named_children):
                 self.statement(child, pipeline=pid, stage=stage + index, background=background)
         elif kind == "variable_assignment":  # `PATH=…` alone, or under `export`/`local`
-            self.commands.append(Simple((), (self.word(node),), redirects,
+            self.commands.append(Simple(words, (self.word(node),), redirects,
                                         pipeline if pipeline is not None
                                         else self._new_pipeline(), stage, background))
         elif kind == "function_definition":
@@ -360,6 +370,25 @@ class _TreeSitter:
         return Redirect(op, self.word(dest) if dest is not None else None,
                         fd=self.text(fd_node) if fd_node is not None else None)
 
+    def _heredoc_rest(self, node: Any, words: list[Word], redirects: list[Redirect]) -> None:
+        """What tree-sitter files under a heredoc's redirect but belongs to its command:
+        the rest of the line's words and redirections (`rm <<EOF -rf ~` runs `rm -rf ~`,
+        `cat <<EOF > .git/config` writes there)."""
+        start = next((c for c in node.named_children if c.type == "heredoc_start"), None)
+        line_end = self.source.find(b"\n", start.end_byte) if start is not None else -1
+        for child in node.children_by_field_name("argument"):
+            if 0 <= line_end < child.start_byte:
+                # A body whose first line starts with a backslash: tree-sitter reads
+                # it as words of the command line and the body as empty.
+                raise _Misparse(self.text(child))
+            words.extend(self._lone_dollar(child) or self._braces(child))
+        for child in node.children_by_field_name("redirect"):
+            if 0 <= line_end < child.start_byte:
+                raise _Misparse(self.text(child))
+            redirects.append(self.redirect(child))
+            if child.type == "heredoc_redirect":
+                self._heredoc_rest(child, words, redirects)
+
     def _heredoc_subs(self, node: Any, body: str) -> Word | None:
         """An unquoted delimiter's body runs its substitutions (`$(…)`, backticks) even
         when the command only reads it: a word holding them, else None."""
@@ -375,7 +404,7 @@ class _TreeSitter:
         return Word(body, None, tuple(subs)) if subs else None
 
     def command(self, node: Any, pipeline: int | None, stage: int, background: bool,
-                redirects: tuple[Redirect, ...]) -> None:
+                redirects: tuple[Redirect, ...], more: tuple[Word, ...] = ()) -> None:
         words: list[Word] = []
         assignments: list[Word] = []
         own_redirects = list(redirects)
@@ -390,6 +419,7 @@ class _TreeSitter:
                 words.append(Word(self.text(child), None, (self.sub_script(child),)))
             else:
                 words.extend(self._lone_dollar(child) or self._braces(child))
+        words.extend(more)
         self.commands.append(Simple(tuple(words), tuple(assignments), tuple(own_redirects),
                                     pipeline if pipeline is not None else self._new_pipeline(),
                                     stage, background))

@@ -5,6 +5,12 @@ Redirections and the write targets of programs (`programs.yaml`: `tee`, `cp`, `s
 string may have moved to, with `~`, `$HOME` and `${HOME}` expanded, and through the
 symbolic links an earlier `ln -s` made. The engine checks each against protected paths
 and WriteFile deny rules, like a WriteFile request.
+
+An allow rule grants a program's ordinary behaviour, which stays in the places a
+command may write (`beyond_roots`): a write elsewhere (`tar -xf a -C ~`, `gcc -o
+~/.local/bin/x`, `rsync a ~/.bashrc`, `> /etc/x`) or a directory switch into another tree
+(`make -C /other`, `cargo --manifest-path /other/Cargo.toml`) is a feature the rule must
+name.
 """
 
 from __future__ import annotations
@@ -15,11 +21,13 @@ from typing import TYPE_CHECKING
 
 from .blacklist import known_values
 from .commands import name
-from .programs import Table, write_targets
+from .paths import is_within
+from .programs import Table, Use, directory_switches, targets_shown, write_targets
 from .shell import Word
 
 if TYPE_CHECKING:
     from .analysis import BashAnalysis
+    from .commands import Invocation
 
 _HARMLESS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"})
 _KNOWN_VAR = re.compile(r"\$(?:\{(\w+)\}|(\w+))(/[^$`\\'*?]*)?")
@@ -102,3 +110,57 @@ def written_paths(analysis: BashAnalysis, table: Table, project: str, home: str
                     out[_absolute(rest, os.path.dirname(where), home)] = None
                     out[_absolute(rest, base, home)] = None
     return list(out)
+
+
+def beyond_roots(table: Table, invocation: Invocation, roots: tuple[str, ...], home: str
+                 ) -> Use | None:
+    """The first thing `invocation` does outside its places: a file it writes outside
+    every root (the project, the temp dirs, the writable roots), or a directory switch
+    (`make -C`, `go -C`, `cargo --manifest-path`, …) to a tree outside the project, whose
+    build files nothing protects. Paths are judged where the kernel would write (a
+    committed `out -> ~` is home), from every directory an earlier `cd` may lead to."""
+    argv = invocation.argv
+    program = name(argv[0]) if argv else None
+    if program is None or not roots:
+        return None
+    writes = [(path, shown) for path, shown in targets_shown(table, argv)
+              if path not in _HARMLESS]
+    for redirect in invocation.simple.redirects:
+        target = redirect.target
+        if redirect.writes and target is not None and target.value not in _HARMLESS \
+                and not (target.value or "").isdigit():
+            path = static_value(target, home)
+            writes.append((path if path is not None else "\0", f"{redirect.op} {target.text}"))
+    switches = directory_switches(table, argv)
+    if not writes and not switches:
+        return None  # most commands
+    project = roots[0]
+    bases = [project]
+    for simple in invocation.script.commands:
+        if simple.words and simple.words[0].value in ("cd", "pushd"):
+            operands = [w for w in simple.words[1:] if (w.value or "x")[:1] != "-"]
+            place = operands[0].value if operands else "~"
+            if place is None:
+                return Use("write", f"(after cd {operands[0].text})", program)
+            bases.append(_absolute(place, project, home))
+    for path, shown in writes:
+        if path.startswith("\0") or any(not _inside(_absolute(path, base, home), roots)
+                                        for base in bases):  # unknown: anywhere
+            return Use("write", shown, program, _option(shown))
+    for place, shown in switches:
+        if place is None or any(not _inside(_absolute(place, base, home), (project,))
+                                for base in bases):
+            return Use("exec", shown, program, _option(shown))
+    return None
+
+
+def _option(shown: str) -> str:
+    """`-C` of `-C ~` or `--directory=~`: a rule naming `-C *` covers every value."""
+    return shown.split("=", 1)[0].split(" ", 1)[0] if shown.startswith("-") else ""
+
+
+def _inside(path: str, roots: tuple[str, ...]) -> bool:
+    """In a root where the kernel would write: links resolved (a committed `out -> ~`
+    is home; `/tmp` on macOS is `/private/tmp`, as the roots are)."""
+    real = os.path.realpath(path)
+    return any(is_within(real, root) for root in roots)

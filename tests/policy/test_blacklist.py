@@ -58,6 +58,10 @@ DANGEROUS: list[tuple[str, str]] = [
     (RM, "x=$(rm -rf /)"), (RM, "[[ -d / ]] && rm -rf /"), (RM, "(( 1 )) && rm -rf /"),
     (RM, "echo $((1+1)) && rm -rf /"), (RM, "time rm -rf /"), (RM, "arr=(a b); rm -rf /"),
     (RM, "select x in a; do rm -rf /; done"),
+    # a heredoc's rest of line, and a body whose first line starts with a backslash
+    (RM, "rm <<EOF -rf ~\nx\nEOF"), (RM, "x=1 <<EOF rm -rf ~\nx\nEOF"),
+    (RM, "bash <<EOF\n\\rm -rf ~\nEOF"), (RM, "bash <<'EOF'\n\\rm -rf /\nEOF"),
+    ("git-destructive", "sh <<'EOF'\n\\git push --force\nEOF"),
     # find
     (RM, "find / -delete"), (RM, "find ~ -delete"), (RM, "find / -exec rm -rf {} +"),
     (RM, "find . -delete"), (RM, "find $HOME -mindepth 1 -delete"),
