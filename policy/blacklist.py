@@ -379,7 +379,7 @@ def known_values(invocations: list[Invocation]) -> dict[str, list[str]]:
     """Variables with values the shell knows before it runs: literal assignments
     (`d=/`) and the words of `for d in / ~` loops, flow-insensitively."""
     known: dict[str, list[str]] = {}
-    scripts = {id(inv.script): inv.script for inv in invocations}
+    scripts = {id(s): s for inv in invocations for s in inv.script.scripts()}
     for script in scripts.values():
         for simple in script.commands:
             if simple.words:
@@ -456,7 +456,7 @@ def check(invocations: list[Invocation], home: str, roots: tuple[str, ...] = ()
     piped = _pipe_to_interpreter(invocations)
     if piped is not None:
         return _match(PIPE_TO_INTERPRETER, piped)
-    scripts = {id(inv.script): inv.script for inv in invocations}
+    scripts = {id(s): s for inv in invocations for s in inv.script.scripts()}
     bomb = _fork_bomb(scripts.values())
     if bomb is not None:
         return Match(FORK_BOMB, t("blacklist.fork-bomb", command=bomb), bomb)

@@ -313,12 +313,9 @@ def _unwrap(simple: Simple, script: Script, argv: tuple[Word, ...],
         for word in argv[1:]:
             if word.value and " " in word.value:
                 yield from _follow(word.value, simple, script, (*via, program), depth)
-    elif program in ("source", ".") or (program in SHELLS and len(argv) == 2):
-        for sub in argv[1].subs if len(argv) > 1 else ():
-            # `. <(echo 'rm x')`, `bash <(printf 'rm x')`: the static text is the script.
-            if len(sub.commands) == 1 and sub.commands[0].words:
-                fed = _fed_text(sub.commands[0])
-                yield from _follow(fed, simple, script, (*via, program), depth)
+    elif program in ("source", ".") and len(argv) > 1:
+        # `. <(echo 'rm x')`, `source /dev/stdin <<< 'rm x'`: the script is text too.
+        yield from _operand_code(simple, script, argv, argv[1], (*via, program), depth)
 
 
 def peel(argv: tuple[Word, ...]) -> tuple[Word, ...] | None:
@@ -560,9 +557,17 @@ def _follow(text: str | None, simple: Simple, script: Script, via: tuple[str, ..
 
 def _shell_strings(simple: Simple, script: Script, argv: tuple[Word, ...], program: str,
                    via: tuple[str, ...], depth: int) -> Iterator[Invocation]:
+    """The code a shell or `eval` runs from text: `-c STRING`, a script given as a
+    process substitution or `/dev/stdin`, a heredoc or here-string. Text known before
+    run time is followed; text made at run time (`eval "$x"`, `bash -c "$(cmd)"`, `sh
+    <(cmd)`) is code no rule has seen, and makes the command opaque."""
     if program == "eval":
-        values = [_home_text(w) for w in argv[1:]]
-        text = None if any(v is None for v in values) else " ".join(v for v in values if v)
+        codes = [_code_text(w) for w in argv[1:]]
+        unknown = next((w for w, c in zip(argv[1:], codes, strict=True) if c is None), None)
+        if unknown is not None:
+            yield _run_time_code(simple, argv, unknown, via)
+            return
+        text = " ".join(c for c in codes if c)
         yield from _follow(text, simple, script, (*via, "eval"), depth)
         return
     args = list(argv[1:])
@@ -575,10 +580,15 @@ def _shell_strings(simple: Simple, script: Script, argv: tuple[Word, ...], progr
     while index < len(args):
         value = args[index].shown
         if value in ("--", "-"):
+            index += value == "--"
             break
         if value.startswith("-") and not value.startswith("--") and "c" in value[1:]:
-            text = _home_text(args[index + 1]) if index + 1 < len(args) else None
-            yield from _follow(text, simple, script, (*via, program), depth)
+            if index + 1 < len(args):
+                code = _code_text(args[index + 1])
+                if code is None:
+                    yield _run_time_code(simple, argv, args[index + 1], via)
+                else:
+                    yield from _follow(code, simple, script, (*via, program), depth)
             return
         if value in _SHELL_VALUED:  # `bash -o pipefail -c '…'`: skip the value too
             index += 2
@@ -587,9 +597,74 @@ def _shell_strings(simple: Simple, script: Script, argv: tuple[Word, ...], progr
             break  # a script file (its content is not ours to see), or `-s` arguments
         index += 1
     if reads_code_from_stdin(shell, [w.shown for w in args]):
-        for redirect in simple.redirects:
-            if redirect.op in ("<<", "<<-", "<<<") and redirect.body is not None:
-                yield from _follow(redirect.body, simple, script, (*via, program), depth)
+        yield from _input_code(simple, script, argv, "0", (*via, program), depth)
+    elif index < len(args):
+        yield from _operand_code(simple, script, argv, args[index], (*via, program), depth)
+
+
+_WHOLE_SUBSTITUTION = re.compile(r'"?(?:\$\(.*\)|`.*`|<\(.*\))"?', re.DOTALL)
+_FD_FILE = re.compile(r"/(?:dev/fd|proc/self/fd)/(\d+)")
+
+
+def _code_text(word: Word) -> str | None:
+    """The code a word hands a shell, when it is known before run time: its value, or
+    the static output of the one substitution it is (`sh -c "$(echo 'rm x')"`)."""
+    text = _home_text(word)
+    if text is not None:
+        return text
+    if len(word.subs) == 1 and _WHOLE_SUBSTITUTION.fullmatch(word.text):
+        return static_output(word.subs[0])
+    return None
+
+
+def _run_time_code(simple: Simple, argv: tuple[Word, ...], word: Word,
+                   via: tuple[str, ...]) -> Invocation:
+    """The command again, marked as running code only known at run time: no rule can
+    allow it (`analysis.opaque`), whatever allowed its program."""
+    return Invocation(argv, (argv,), simple, Script(error=_snippet(word.text)), via)
+
+
+def _snippet(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def _operand_code(simple: Simple, script: Script, argv: tuple[Word, ...], word: Word,
+                  via: tuple[str, ...], depth: int) -> Iterator[Invocation]:
+    """A script operand that is text: `<(…)` (its static output, else run-time code),
+    `/dev/stdin` or `/dev/fd/N` (what is redirected there). A file is not ours to see."""
+    if word.text.startswith("<(") and len(word.subs) == 1:
+        code = static_output(word.subs[0])
+        if code is None:
+            yield _run_time_code(simple, argv, word, via)
+        else:
+            yield from _follow(code, simple, script, via, depth)
+        return
+    value = word.value or ""
+    m = _FD_FILE.fullmatch(value)
+    if value in _STDIN_FILES or m is not None:
+        yield from _input_code(simple, script, argv, m.group(1) if m else "0", via, depth)
+
+
+def _input_code(simple: Simple, script: Script, argv: tuple[Word, ...], fd: str,
+                via: tuple[str, ...], depth: int) -> Iterator[Invocation]:
+    """The code on one input descriptor: a heredoc or here-string, a file (not ours to
+    see) or a process substitution `< <(…)` (its static output, else run-time code).
+    (A pipe into it is followed by `_piped_text`.)"""
+    for redirect in simple.redirects:
+        if (redirect.fd or "0") != fd:
+            continue
+        if redirect.op in ("<<", "<<-") and redirect.body is not None:
+            yield from _follow(redirect.body, simple, script, via, depth)
+        elif redirect.op == "<<<" and redirect.target is not None:
+            code = _code_text(redirect.target)
+            if code is None:
+                yield _run_time_code(simple, argv, redirect.target, via)
+            else:
+                yield from _follow(code, simple, script, via, depth)
+        elif redirect.op in ("<", "<>") and redirect.target is not None \
+                and redirect.target.text.startswith("<("):
+            yield from _operand_code(simple, script, argv, redirect.target, via, depth)
 
 
 # Shell options that take the next word as their value.
@@ -715,24 +790,84 @@ def _find_exec(argv: tuple[Word, ...], actions: frozenset[str]
                 yield tuple(command)
 
 
+_ECHO_OPTIONS = re.compile(r"-[neE]+")
+_PRINTF_DIRECTIVE = re.compile(r"%(?:%|[-+ #0]*\d*(?:\.\d*)?([sbqdiouxXcfgeEaA])?)")
+
+
 def _fed_text(feeder: Simple) -> str | None:
-    """The static text a command writes to the pipe: `echo`/`printf` arguments, or the
-    heredoc / here-string `cat` passes on."""
+    """The static text a command writes to its output: `echo`/`printf` with known
+    arguments, the heredoc or here-string `cat` passes on, or `cat` of process
+    substitutions whose output is static; None otherwise."""
+    if not feeder.words:
+        return None
     program = name(feeder.words[0])
-    if program in ("echo", "printf"):
-        values = [w.value for w in feeder.words[1:] if not (w.value or "").startswith("-")]
-        if any(v is None for v in values):
+    values = [w.value for w in feeder.words[1:]]
+    if program == "echo":
+        options = 0
+        while options < len(values) and _ECHO_OPTIONS.fullmatch(values[options] or ""):
+            options += 1  # only leading `-n`, `-e`, `-E`: `echo git push --force` prints all
+        rest = values[options:]
+        if any(v is None for v in rest):
             return None
-        return " ".join(v for v in values if v is not None).replace("\\n", "\n")
-    if program == "cat" and len(feeder.words) == 1:
-        return next((r.body for r in feeder.redirects if r.op in ("<<", "<<-", "<<<")), None)
+        return " ".join(v for v in rest if v is not None).replace("\\n", "\n")
+    if program == "printf":
+        if values[:1] == ["--"]:
+            values = values[1:]
+        if not values or values[0] is None or values[0].startswith("-") or any(
+                v is None for v in values):
+            return None  # `printf -v name …` prints nothing; a run-time format
+        return _printf(values[0], [v for v in values[1:] if v is not None])
+    if program == "cat":
+        if len(feeder.words) == 1:
+            return next((r.body for r in feeder.redirects if r.op in ("<<", "<<-", "<<<")),
+                        None)
+        parts = [static_output(w.subs[0]) if w.text.startswith("<(") and len(w.subs) == 1
+                 else None for w in feeder.words[1:]]
+        return None if any(p is None for p in parts) else "".join(p for p in parts if p)
     return None
+
+
+def _printf(fmt: str, args: list[str]) -> str | None:
+    """printf's output for `%s`/`%b`/`%%` formats (the format reused while arguments
+    remain, as printf does); None for any other directive."""
+    if any(m.group(0) != "%%" and m.group(1) not in ("s", "b")
+           for m in _PRINTF_DIRECTIVE.finditer(fmt)):
+        return None
+    out: list[str] = []
+    rest = list(args)
+    while True:
+        def fill(m: re.Match[str]) -> str:
+            return "%" if m.group(0) == "%%" else (rest.pop(0) if rest else "")
+        out.append(_PRINTF_DIRECTIVE.sub(fill, fmt))
+        if not rest or not any(m.group(0) != "%%" for m in _PRINTF_DIRECTIVE.finditer(fmt)):
+            break
+    return "".join(out).replace("\\n", "\n").replace("\\t", "\t")
+
+
+def static_output(script: Script) -> str | None:
+    """What a substitution prints, when that is known before run time: every command
+    in it prints static text (`$(echo a; printf 'b')`); None otherwise."""
+    if script.functions or script.error or script.readings or not script.commands:
+        return None
+    parts = [_fed_text(s) if s.stage == 0 and not any(r.writes for r in s.redirects)
+             else None for s in script.commands]
+    return None if any(p is None for p in parts) else "\n".join(p for p in parts if p)
+
+
+def _files_only(feeder: Simple) -> bool:
+    """`cat FILE… | sh`: what it feeds is file content, like `sh FILE` (not ours to see)."""
+    return bool(feeder.words) and name(feeder.words[0]) == "cat" and not any(
+        w.subs for w in feeder.words[1:]) and not feeder.redirects
 
 
 def _piped_text(simples: list[Simple], script: Script, depth: int) -> Iterator[Invocation]:
     """`echo 'rm -rf /' | sh` and `echo / | xargs rm -rf`: static text piped into a
-    shell reading stdin runs; piped into xargs it becomes arguments."""
-    by_position = {(s.pipeline, s.stage): s for s in simples if s.words}
+    shell reading stdin runs; piped into xargs it becomes arguments. Text made at run
+    time piped into a shell (`cmd | sh`) is code no rule has seen: opaque."""
+    by_position: dict[tuple[int, int], list[Simple]] = {}
+    for s in simples:
+        if s.words:
+            by_position.setdefault((s.pipeline, s.stage), []).append(s)
     for simple in simples:
         if simple.words and name(simple.words[0]) == "xargs":
             # `xargs rm -rf <<< /`: a here-string or heredoc becomes its arguments.
@@ -744,15 +879,22 @@ def _piped_text(simples: list[Simple], script: Script, depth: int) -> Iterator[I
                 yield from _unwrap(simple, script, argv, (argv,), (STATIC_XARGS,), depth)
         if not simple.words or simple.stage == 0:
             continue
-        program = name(simple.words[0])
-        feeder = by_position.get((simple.pipeline, simple.stage - 1))
-        text = _fed_text(feeder) if feeder is not None else None
-        if text is None:
-            continue
-        if program in SHELLS and reads_code_from_stdin(
-                program, [w.shown for w in simple.words[1:]]):
-            yield from _follow(text, simple, script, (program or "sh",), depth)
-        elif program == "xargs":
+        feeders = by_position.get((simple.pipeline, simple.stage - 1), [])
+        texts = [_fed_text(f) for f in feeders]
+        text = None if not texts or any(t is None for t in texts) else "\n".join(
+            t for t in texts if t is not None)
+        argv = innermost(simple.words)
+        program = name(argv[0]) if argv else None
+        if (program in SHELLS and reads_code_from_stdin(
+                program, [w.shown for w in argv[1:]])) or (
+                program in ("source", ".") and len(argv) > 1
+                and argv[1].value in _STDIN_FILES):
+            if text is not None:
+                yield from _follow(text, simple, script, (program or "sh",), depth)
+            elif feeders and not all(_files_only(f) for f in feeders):
+                shown = " ".join(w.text for w in feeders[-1].words)
+                yield _run_time_code(simple, argv, Word(shown, None), ())
+        elif name(simple.words[0]) == "xargs" and text is not None:
             command = _strip_options("xargs", list(simple.words[1:]))
             if command:
                 argv = (*command, *(Word(v, v) for v in text.split()))

@@ -103,6 +103,20 @@ class Script:
                 for sub in word.subs:
                     yield from sub.walk()
 
+    def scripts(self) -> Iterator[Script]:
+        """This script and every script nested in it: readings, function bodies, and
+        substitutions, at any depth (`echo $(f(){ f|f& };f)` defines a function too)."""
+        yield self
+        for reading in self.readings:
+            yield from reading.scripts()
+        for function in self.functions:
+            yield from function.body.scripts()
+        for command in self.commands:
+            for word in (*command.words, *command.assignments,
+                         *(r.target for r in command.redirects if r.target)):
+                for sub in word.subs:
+                    yield from sub.scripts()
+
     def errors(self) -> Iterator[str]:
         if self.error:
             yield self.error
@@ -722,6 +736,8 @@ def parse(command: str, depth: int = 0) -> Script:
         return Script(error="nested too deeply")
     if (len(command) - len(command.rstrip("\\"))) % 2:
         command = command[:-1]  # a line continuation at the very end continues nothing
+    if "\\\n" in command:
+        command = _joined_lines(command)
     script, doubt = _parse_tree_sitter(command, depth)
     if script is not None and doubt is None:
         return script
@@ -736,6 +752,38 @@ def parse(command: str, depth: int = 0) -> Script:
         readings.extend(parse(body, depth + 1) for body in substitutions_in(command))
     return Script(error=doubt,
                   readings=tuple(dataclasses.replace(r, error=None) for r in readings if r))
+
+
+def _joined_lines(command: str) -> str:
+    """The string with its line continuations removed, as bash removes them before it
+    splits words — except in single quotes, `$'…'`, comments and the bodies of quoted
+    heredocs. tree-sitter reads one as a blank instead, so `r\\<newline>m -rf ~` would
+    be `r m -rf ~` to it and `rm -rf ~` to bash."""
+    source = command.encode("utf-8", "surrogatepass")
+    literal: list[tuple[int, int]] = []  # byte spans where `\\<newline>` stays as it is
+    stack = [_ts_parser().parse(source).root_node]
+    while stack:
+        node = stack.pop()
+        if node.type in ("raw_string", "ansi_c_string", "comment"):
+            literal.append((node.start_byte, node.end_byte))
+            continue
+        if node.type == "heredoc_redirect":
+            start = next((c for c in node.children if c.type == "heredoc_start"), None)
+            if start is not None and any(q in source[start.start_byte:start.end_byte]
+                                         for q in (b"'", b'"', b"\\")):
+                literal.extend((c.start_byte, c.end_byte) for c in node.children
+                               if c.type == "heredoc_body")
+        stack.extend(node.children)
+    out = bytearray()
+    index = 0
+    for m in re.finditer(rb"\\+\n", source):
+        # An odd run of backslashes ends in a continuation (`\\\\<newline>` is one
+        # escaped backslash and a newline).
+        if (m.end() - m.start() - 1) % 2 and not any(a <= m.start() < b for a, b in literal):
+            out += source[index:m.end() - 2]
+            index = m.end()
+    out += source[index:]
+    return out.decode("utf-8", "surrogatepass")
 
 
 _OPERATORS = frozenset({";", "&&", "||", "|", "&", "|&", "\n", ";;", "(", ")", "{", "}"})

@@ -84,6 +84,22 @@ DENY_CLASSES: dict[str, tuple[list[str], list[str]]] = {
     ),
 }
 
+# Code handed to a shell as text: a process substitution with options or arguments, on
+# stdin or a descriptor, several printers, a whole `$(…)` of static output, `echo`'s
+# dashes, printf's format, a pipe into a wrapped shell or `source /dev/stdin`.
+DENY_CLASSES["code as text"] = (
+    ["bash -x <(echo 'rm x')", "bash <(echo 'rm x') a", "bash -- <(echo 'rm x')",
+     "bash --norc <(echo 'rm x')", "bash <(echo ls; echo 'rm x')",
+     "cat <(echo 'rm x') | bash", "bash < <(echo 'rm x')", "bash /dev/fd/3 3< <(echo 'rm x')",
+     "source /dev/stdin <<< 'rm x'", ". /dev/stdin < <(printf 'rm x')",
+     ". <(printf '%s\\n' 'rm x')", "sh -c \"$(echo 'rm x')\"", "eval \"$(printf 'rm x')\"",
+     "eval $(echo rm x)", "{ echo ls; echo 'rm x'; } | sh", "echo 'rm x' | sudo bash",
+     "echo 'rm x' | source /dev/stdin", "bash <(echo git push --force)",
+     "bash <(echo rm -f x)", "sh <<< \"$(echo 'rm x')\""],
+    ["source <(echo ls)", "eval \"$(echo ls)\"", "echo ls | source /dev/stdin",
+     "source .venv/bin/activate", "eval $(echo echo hi)"],
+)
+
 # Substitutions everywhere they run.
 DENY_CLASSES["hidden substitutions"] = (
     ["cat <<EOF\n$(rm x)\nEOF", "cat <<EOF\n`rm x`\nEOF", "cat > f <<EOF\na $(rm x) b\nEOF",
@@ -296,6 +312,25 @@ def test_allow_grants_ordinary_behaviour_only(rules: Path, name: str, mode: str)
         else:
             assert decision["effect"] == "ask", (command, decision)
     for command, decision in zip(controls, decisions[len(variants):], strict=True):
+        assert allowed_by_rule(decision, mode), (command, decision)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_code_made_at_run_time_is_never_allowed(project: Path, mode: str) -> None:
+    """Even under `Bash(*)`: a deny rule cannot see code that exists only at run time,
+    so no allow may cover it (it asks, as a program name computed at run time does)."""
+    (project / ".swifty").mkdir()
+    (project / ".swifty" / "permissions.yaml").write_text(
+        "- rule: Bash(*)\n  effect: allow\n- rule: Bash(git push *)\n  effect: deny\n")
+    commands = ['eval "$x"', 'bash -c "$x"', "bash <(gen)", "gen | sh", 'bash <<< "$x"',
+                "source <(gen)", "sh /dev/stdin < <(gen)", "eval $(cat f)",
+                'echo "$x" | bash', "x=$(gen); sh -c \"$x\""]
+    for command, decision in zip(commands, decide(project, commands, mode), strict=True):
+        assert (decision["effect"], decision["layer"]) == ("ask", "analysis"), (
+            command, decision)
+    controls = ["bash script.sh", "cat f | bash", "bash < f", "echo ls | bash",
+                "bash -c 'ls'"]
+    for command, decision in zip(controls, decide(project, controls, mode), strict=True):
         assert allowed_by_rule(decision, mode), (command, decision)
 
 

@@ -62,6 +62,16 @@ DANGEROUS: list[tuple[str, str]] = [
     (RM, "rm <<EOF -rf ~\nx\nEOF"), (RM, "x=1 <<EOF rm -rf ~\nx\nEOF"),
     (RM, "bash <<EOF\n\\rm -rf ~\nEOF"), (RM, "bash <<'EOF'\n\\rm -rf /\nEOF"),
     ("git-destructive", "sh <<'EOF'\n\\git push --force\nEOF"),
+    # line continuations inside words (bash joins them; tree-sitter reads a blank)
+    (RM, "r\\\nm -rf ~"), (RM, "rm -r\\\nf /"), (RM, "bash -c 'r\\\nm -rf ~'"),
+    ("git-destructive", "git pu\\\nsh --fo\\\nrce"),
+    # static loops, assignments and fork bombs inside substitutions and function bodies
+    (RM, "echo $(for d in / ~; do rm -rf $d; done)"), (RM, "echo $(d=~; rm -rf $d)"),
+    (RM, "f(){ for d in ~; do rm -rf $d; done; }; f"), (RM, "f(){ d=/; rm -rf $d; }; f"),
+    ("git-destructive", "echo $(for x in git; do $x push --force; done)"),
+    ("fork-bomb", "echo $(f(){ f|f& };f)"), ("fork-bomb", "x=$(:(){ :|:& };:)"),
+    ("fork-bomb", 'echo "$(b(){ b|b& };b)"'), ("fork-bomb", "echo `g(){ g&g; }; g`"),
+    ("fork-bomb", "cat <(f(){ f|f& };f)"),
     # find
     (RM, "find / -delete"), (RM, "find ~ -delete"), (RM, "find / -exec rm -rf {} +"),
     (RM, "find . -delete"), (RM, "find $HOME -mindepth 1 -delete"),
@@ -183,9 +193,11 @@ BENIGN = [
     "bash script.sh", "curl x | bash script.sh", "curl x | bash -c 'cat'",
     "curl x | bash - script.sh", "echo 'rm -rf /' | bash -s -c 'echo hi'",
     "sh -c 'echo hi'", "bash -c 'npm test'", "python3 -m pytest",
-    "f() { echo hi; }; f", "retry() { retry_once || retry; }", "eval \"$(ssh-agent -s)\"",
-    "eval $(opam env)", "xargs -0 rm -f < files.txt", "mkfs_helper --help",
+    "f() { echo hi; }; f", "retry() { retry_once || retry; }", "xargs -0 rm -f < files.txt",
+    "mkfs_helper --help",
     "npm run build && npm test", "busybox ls -la", "env -S 'make test'",
+    "echo 'r\\\nm -rf ~'", "cat <<'E'\nr\\\nm -rf ~\nE", "# r\\\nls",
+    "echo $(for f in *.md; do echo $f; done)",
     "make -j4 && make install DESTDIR=/tmp/stage",
     "sudo apt-get install -y ripgrep", "docker run --rm -it ubuntu bash",
 ]
@@ -220,6 +232,16 @@ def test_dangerous_denied_in_every_mode(allow_everything: None, box_for: Box,
 def test_benign_lookalikes_allowed_in_bypass(box_for: Box, command: str) -> None:
     decision = box_for(mode="bypassPermissions").check(command)
     assert decision.effect is Effect.ALLOW, decision
+
+
+@pytest.mark.parametrize("command", ["eval \"$(ssh-agent -s)\"", "eval $(opam env)",
+                                     "source <(kubectl completion bash)", "gen | sh"])
+def test_code_made_at_run_time_is_not_denied_but_never_allowed(box_for: Box,
+                                                               command: str) -> None:
+    """Not a blacklist match (nothing dangerous is seen), but code no rule has seen:
+    it asks in every mode, as a program name computed at run time does."""
+    decision = box_for(mode="bypassPermissions").check(command)
+    assert (decision.effect, decision.layer) == (Effect.ASK, Layer.ANALYSIS), decision
 
 
 def test_argv_requests_are_checked_too(box_for: Box) -> None:
