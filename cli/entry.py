@@ -11,12 +11,18 @@ parts of the standard library: it is all a warm call pays for.
 
 A server serves one process context: the same interpreter, flags, import path and
 environment (but the working directory's variables), and — read by the server from
-/proc for each caller — the same uid and groups, capabilities, no_new_privs, seccomp,
-namespaces, root, cgroup, limits, umask, nice, LSM label; its installed code must not
-have changed since it started. Anything else gets another server or none. It listens
-in `~/.cache/swifty-sandbox/run/` (0700, protected from sandboxed commands) and serves
-only peers of its own uid in its own namespaces, judged through a pidfd (a recycled pid
-cannot pass); the caller checks the server the same way before it hands over anything.
+/proc for each caller — the same uid and groups, capabilities, no_new_privs, no
+seccomp filter at all (no server runs under one: /proc shows how many filters a
+process has, not which), no tracer, namespaces, root, cgroup, limits, umask, nice, LSM
+labels; its installed code must not have changed since it started. Anything else gets
+another server or none. It listens in `~/.cache/swifty-sandbox/run/` (0700, protected
+from sandboxed commands) and serves only peers of its own uid in its own namespaces,
+judged through a pidfd (a recycled pid cannot pass); the caller checks the server the
+same way before it hands over anything. A Landlock domain shows nowhere in /proc, so
+each side proves it is not confined more than the other (`handshake`): it names a
+descriptor of the other's that only a process allowed to read the other's /proc
+entry can see, which Landlock (and a confining LSM) refuses towards a process
+outside the reader's domain.
 A terminal on standard input stays here (job control, prompts). `SWIFTY_DAEMON=off`
 disables it.
 """
@@ -33,9 +39,10 @@ FAST_COMMANDS = frozenset({"run", "check", "hook", "compile"})
 _PROCESS_RELATIVE = ("/proc/self", "/proc/thread-self", "/dev/fd/", "/dev/tty")
 # Variables that follow the working directory, which is passed as a descriptor.
 CWD_VARS = frozenset({"PWD", "OLDPWD", "_"})
-PROTOCOL = 1
+PROTOCOL = 2
 MAX_HEADER = 4 << 20
 ACCEPTED, REFUSED, EXITED, SIGNAL = b"A", b"R", b"X", b"S"
+HELLO, CHALLENGE = b"H", b"C"
 SO_PEERPIDFD = 77  # Linux 6.5; <asm-generic/socket.h>
 # sys.flags but `safe_path`: the server runs with -P, the console script without it.
 FLAGS = ("debug", "inspect", "interactive", "optimize", "dont_write_bytecode",
@@ -166,6 +173,31 @@ def peer(sock: _socket.socket) -> tuple[int, int] | None:
     return None
 
 
+def unfiltered(pid: int | str = "self") -> bool:
+    """Whether `pid` has no seccomp filter (nor strict mode)."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            return b"\nSeccomp:\t0\n" in f.read()
+    except OSError:
+        return False
+
+
+def nonce() -> tuple[int, str]:
+    """A descriptor of ours with a name no one can guess, and that name as
+    /proc/<pid>/fd shows it: reading that link takes ptrace read access to us, which
+    Landlock refuses to a process in a domain we are not in (an LSM may too)."""
+    fd = os.memfd_create("swifty-" + os.urandom(16).hex())  # close-on-exec
+    return fd, os.readlink(f"/proc/self/fd/{fd}")
+
+
+def named(pid: int, fd: int) -> str:
+    """What /proc/<pid>/fd/<fd> links to, or "" when we may not read it."""
+    try:
+        return os.readlink(f"/proc/{pid}/fd/{fd}")
+    except OSError:
+        return ""
+
+
 def alive(pidfd: int) -> bool:
     import signal
 
@@ -199,7 +231,7 @@ def _connect() -> _socket.socket | None:
     return sock
 
 
-def header(args: list[str]) -> bytes:
+def header(args: list[str], proof: str) -> bytes:
     """The call as JSON (the `json` package costs more to import than this)."""
     from _json import encode_basestring_ascii as text
 
@@ -209,7 +241,35 @@ def header(args: list[str]) -> bytes:
     env = ", ".join(f"{text(k)}: {text(v)}" for k, v in os.environ.items())
     flag_values = ", ".join(str(f) for f in flags())
     return (f'{{"protocol": {PROTOCOL}, "argv": {strings(args)}, "env": {{{env}}}, '
-            f'"flags": [{flag_values}], "path": {strings(import_path())}}}').encode()
+            f'"flags": [{flag_values}], "path": {strings(import_path())}, '
+            f'"proof": {text(proof)}}}').encode()
+
+
+def handshake(sock: _socket.socket) -> str | None:
+    """Before anything of ours is sent: the server names a descriptor of ours (so it is
+    confined no more than we are: a listener planted by a process in a Landlock domain
+    gets nothing), and tells us one of its worker's, whose name we return for the
+    header (so the worker knows we are confined no more than it). None when either
+    side cannot: the call then runs here."""
+    import struct
+
+    fd, expected = nonce()
+    try:
+        sock.sendall(HELLO + struct.pack("!i", fd))
+        if recv_exact(sock, 1) != CHALLENGE:
+            return None
+        size = recv_exact(sock, 2)
+        payload = recv_exact(sock, struct.unpack("!H", size)[0]) if len(size) == 2 else b""
+    finally:
+        os.close(fd)
+    seen, _, where = payload.partition(b"\0")
+    if seen != os.fsencode(expected):
+        return None
+    try:
+        pid, number = (int(part) for part in where.split(b" "))
+    except ValueError:
+        return None
+    return named(pid, number) or None
 
 
 def _call(sock: _socket.socket, args: list[str]) -> int | None:
@@ -231,10 +291,13 @@ def _call(sock: _socket.socket, args: list[str]) -> int | None:
         if signal.getsignal(signum) is not signal.SIG_IGN:  # nohup stays nohup
             signal.signal(signum, forward)
     try:
+        proof = handshake(sock)
+        if proof is None:
+            raise OSError("not proven")
         # O_PATH: a working directory we may not read is still one to work in.
         cwd = os.open(".", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
-            data = header(args)
+            data = header(args, proof)
             fds = [0, 1, 2, cwd]
             if len(data) <= MAX_HEADER:
                 sock.sendmsg([struct.pack("!I", len(data)), data],
@@ -242,8 +305,8 @@ def _call(sock: _socket.socket, args: list[str]) -> int | None:
                                struct.pack(f"{len(fds)}i", *fds))])
         finally:
             os.close(cwd)
-        accepted = len(data) <= MAX_HEADER and _recv_exact(sock, 1) == ACCEPTED
-        answer = _recv_exact(sock, 5) if accepted else b""
+        accepted = len(data) <= MAX_HEADER and recv_exact(sock, 1) == ACCEPTED
+        answer = recv_exact(sock, 5) if accepted else b""
     except OSError:
         accepted, answer = False, b""
     sock.close()
@@ -266,7 +329,7 @@ def _call(sock: _socket.socket, args: list[str]) -> int | None:
     return ExitCode.SETUP
 
 
-def _recv_exact(sock: _socket.socket, size: int) -> bytes:
+def recv_exact(sock: _socket.socket, size: int) -> bytes:
     data = b""
     while len(data) < size:
         try:
@@ -296,8 +359,8 @@ def _start_server() -> None:
     """Start this context's server in the background, detached from our descriptors
     and session (a caller reading our output to its end must not wait for it)."""
     try:
-        if socket_path() is None:
-            return
+        if socket_path() is None or not unfiltered():
+            return  # under a seccomp filter no server would serve
         pid = os.fork()
     except OSError:
         return

@@ -34,8 +34,10 @@ from swifty_sandbox import parts
 
 from .entry import (
     ACCEPTED,
+    CHALLENGE,
     CWD_VARS,
     EXITED,
+    HELLO,
     MAX_HEADER,
     PROTOCOL,
     REFUSED,
@@ -43,10 +45,14 @@ from .entry import (
     alive,
     flags,
     import_path,
+    named,
     namespaces,
+    nonce,
     open_run_dir,
     peer,
+    recv_exact,
     socket_path,
+    unfiltered,
 )
 
 IDLE_SECONDS = 300.0
@@ -105,11 +111,18 @@ def prepare() -> None:
             export(load_profile(name, Path("/")).seccomp)
 
 
+# Seccomp: the server runs only without a filter (`serve`), so equal fields mean the
+# caller has none either: /proc shows how many filters a process has, never which.
+# TracerPid: a tracer may confine what its tracee does (ptrace sandboxes).
 _STATUS_FIELDS = (b"Uid:", b"Gid:", b"Groups:", b"Umask:", b"SigBlk:", b"SigIgn:",
                   b"CapInh:", b"CapPrm:",
                   b"CapEff:", b"CapBnd:", b"CapAmb:", b"NoNewPrivs:", b"Seccomp:",
                   b"Seccomp_filters:", b"Speculation_Store_Bypass:", b"Cpus_allowed_list:",
-                  b"Mems_allowed_list:")
+                  b"Mems_allowed_list:", b"TracerPid:")
+# The LSM labels: the first major LSM's (`current`, `exec`: the label of its next
+# exec) and each stacked one's own directory.
+_ATTRS = ("attr/current", "attr/exec", "attr/apparmor/current", "attr/apparmor/exec",
+          "attr/smack/current", "attr/selinux/current", "attr/selinux/exec")
 
 
 def _proc(pid: int | str, name: str) -> bytes:
@@ -122,14 +135,15 @@ def _proc(pid: int | str, name: str) -> bytes:
 
 def context(pid: int | str) -> tuple[object, ...]:
     """What a worker inherits from the server rather than from its caller, as /proc
-    shows it for `pid`."""
+    shows it for `pid`. Not a Landlock domain, which /proc does not show: the
+    handshake in `_work` proves that."""
     status = tuple(line for line in _proc(pid, "status").splitlines()
                    if line.startswith(_STATUS_FIELDS))
     stat_fields = _proc(pid, "stat").rsplit(b")", 1)[-1].split()
     root = os.stat(f"/proc/{pid}/root")
     return (status, namespaces(pid), (root.st_dev, root.st_ino),
             os.readlink(f"/proc/{pid}/exe"), _proc(pid, "cgroup"), _proc(pid, "limits"),
-            _proc(pid, "attr/current"), _proc(pid, "oom_score_adj"),
+            tuple(_proc(pid, name) for name in _ATTRS), _proc(pid, "oom_score_adj"),
             stat_fields[15:17])  # priority, nice
 
 
@@ -168,6 +182,8 @@ def serve() -> int:
     path = socket_path()
     if path is None or not os.path.isdir(os.environ["HOME"]):
         return 1  # a home removed while we started (a test's): never made again
+    if not unfiltered():  # no caller could be proven to have exactly our filters
+        return 1
     folder = open_run_dir(os.path.dirname(path), create=True)
     if folder is None:
         return 1
@@ -282,14 +298,13 @@ def _spare(server: socket.socket, notify: int, close: tuple[int, ...],
                     same = context(pid) == own and alive(pidfd)
                 except OSError:
                     same = False
-                finally:
-                    os.close(pidfd)
                 if same:
                     _die_with_parent(0)  # a call outlives a server that leaves
                     os.write(notify, b"a")
                     server.close()
                     os.close(notify)
-                    _work(conn, mine)  # never returns
+                    _work(conn, mine, pid, pidfd)  # never returns
+                os.close(pidfd)
             conn.close()  # not ours to serve: the next one
     finally:
         os._exit(0)
@@ -339,11 +354,29 @@ def _receive(conn: socket.socket) -> tuple[dict[str, object], list[int]] | None:
     return header, fds
 
 
-def _valid(header: dict[str, object], mine: dict[str, object]) -> bool:
+def _handshake(conn: socket.socket, pid: int, pidfd: int) -> tuple[int, str] | None:
+    """Name the caller's descriptor it says (we may read its /proc entry: it is in
+    our Landlock domain or one below it), then give it one of ours to name in its
+    header (it may read ours: in our domain or above; so in exactly ours). Our
+    descriptor and its name, or None."""
+    hello = recv_exact(conn, 5)
+    if len(hello) != 5 or hello[:1] != HELLO:
+        return None
+    seen = os.fsencode(named(pid, struct.unpack("!i", hello[1:])[0]))
+    if not seen or not alive(pidfd):  # read while it lived: its own entry
+        return None
+    fd, name = nonce()
+    payload = seen + b"\0" + f"{os.getpid()} {fd}".encode()
+    conn.sendall(CHALLENGE + struct.pack("!H", len(payload)) + payload)
+    return fd, name
+
+
+def _valid(header: dict[str, object], mine: dict[str, object], proof: str) -> bool:
     """A call this server may take: its interpreter flags, import path and environment
-    are the server's own."""
+    are the server's own, and it named our descriptor (`_handshake`)."""
     argv, env = header.get("argv"), header.get("env")
-    return (header.get("protocol") == PROTOCOL and header.get("flags") == mine["flags"]
+    return (header.get("protocol") == PROTOCOL and header.get("proof") == proof
+            and header.get("flags") == mine["flags"]
             and header.get("path") == mine["path"]
             and isinstance(argv, list) and all(isinstance(a, str) for a in argv)
             and isinstance(env, dict)
@@ -351,13 +384,20 @@ def _valid(header: dict[str, object], mine: dict[str, object]) -> bool:
             and _environment(env) == mine["env"])
 
 
-def _work(conn: socket.socket, mine: dict[str, object]) -> None:
-    """The worker: become the caller, run the CLI, report its exit status."""
+def _work(conn: socket.socket, mine: dict[str, object], pid: int, pidfd: int) -> None:
+    """The worker: prove each side to the other, become the caller, run the CLI,
+    report its exit status."""
     code = 1
     try:
         conn.settimeout(10.0)
+        proven = _handshake(conn, pid, pidfd)
+        os.close(pidfd)
+        if proven is None:
+            conn.sendall(REFUSED)
+            os._exit(0)
         received = _receive(conn)
-        if (received is None or not _valid(received[0], mine)
+        os.close(proven[0])
+        if (received is None or not _valid(received[0], mine, proven[1])
                 or not stat.S_ISDIR(os.fstat(received[1][3]).st_mode)):
             conn.sendall(REFUSED)
             os._exit(0)

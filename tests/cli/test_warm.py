@@ -189,6 +189,15 @@ cwd = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
 os.chdir(os.path.dirname(path))  # a socket's path is short
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 s.connect(os.path.basename(path))
+mine = os.memfd_create("attack")  # the handshake, as our own client does it
+s.sendall(b"H" + struct.pack("!i", mine))
+kind = s.recv(1)
+size = struct.unpack("!H", s.recv(2))[0] if kind == b"C" else 0
+where = s.recv(size).partition(b"\\0")[2].split() if size else []
+try:
+    header["proof"] = os.readlink(f"/proc/{int(where[0])}/fd/{int(where[1])}")
+except (OSError, IndexError) as e:
+    print("no proof:", kind, e)
 data = json.dumps(header).encode()
 s.sendmsg([struct.pack("!I", len(data)), data],
           [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("4i", 0, 1, 2, cwd))])
@@ -480,3 +489,267 @@ def test_a_terminal_or_a_process_relative_path_stays_here() -> None:
     assert not entry._eligible(["check", "--batch", "/dev/tty"])
     assert not entry._eligible(["doctor"])
     assert not entry._eligible([])
+
+
+# -- callers confined in ways /proc does not tell apart (issue 19, class 4) ----------------
+
+# A caller of our uid confined in its own way, then calling like our client does:
+# `served` (no fallback: it must be served, else it says why) or `main` (the console
+# script: refused, it runs the call itself, confined as it is).
+CONFINED = r"""
+import ctypes, errno, os, sys
+how, nnp, way, *args = sys.argv[1:]
+libc = ctypes.CDLL(None, use_errno=True)
+if nnp == "nnp":
+    assert libc.prctl(38, 1, 0, 0, 0) == 0  # PR_SET_NO_NEW_PRIVS
+if how.startswith("landlock"):
+    class Attr(ctypes.Structure):
+        _fields_ = [("handled_access_fs", ctypes.c_uint64)]
+    # MAKE_REG: no regular file may be created anywhere; MAKE_BLOCK: a domain that
+    # forbids nothing this process does
+    attr = Attr(1 << 8 if how == "landlock" else 1 << 11)
+    ruleset = libc.syscall(444, ctypes.byref(attr), ctypes.sizeof(attr), 0)
+    assert ruleset >= 0 and libc.syscall(446, ruleset, 0) == 0, ctypes.get_errno()
+elif how == "seccomp":
+    import pyseccomp as sc
+    f = sc.SyscallFilter(sc.ALLOW)  # no file may be created
+    f.add_rule(sc.ERRNO(errno.EPERM), "openat", sc.Arg(2, sc.MASKED_EQ, os.O_CREAT, os.O_CREAT))
+    f.add_rule(sc.ERRNO(errno.EPERM), "open", sc.Arg(1, sc.MASKED_EQ, os.O_CREAT, os.O_CREAT))
+    f.add_rule(sc.ERRNO(errno.EPERM), "creat")
+    f.add_rule(sc.ERRNO(errno.ENOSYS), "openat2")
+    f.load()
+elif how == "filtered":
+    import pyseccomp as sc
+    f = sc.SyscallFilter(sc.ALLOW)  # a filter that forbids nothing this process does
+    f.add_rule(sc.ERRNO(errno.EPERM), "kexec_load")
+    f.load()
+if way in ("served", "forced"):  # straight to the socket: a hostile caller skips the
+    import json, socket, struct  # client's own checks of the server
+    from swifty_sandbox.cli import entry
+    path = entry.socket_path()
+    folder = entry.open_run_dir(os.path.dirname(path), create=False)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(f"/proc/self/fd/{folder}/{os.path.basename(path)}")
+    except OSError:
+        sys.exit("no server")
+    if way == "served":
+        code = entry._call(sock, args)
+        assert code is not None, "refused"
+        sys.exit(code)
+    # forced: the handshake as far as it goes, then the call whatever it proved
+    mine, _ = entry.nonce()
+    cwd = os.open(".", os.O_PATH | os.O_DIRECTORY)
+    try:
+        sock.sendall(b"H" + struct.pack("!i", mine))
+        kind = sock.recv(1)
+        size = struct.unpack("!H", sock.recv(2))[0] if kind == b"C" else 0
+        where = sock.recv(size).partition(b"\0")[2].split() if size else [b"0", b"0"]
+        data = entry.header(args, entry.named(int(where[0]), int(where[1])))
+        sock.sendmsg([struct.pack("!I", len(data)), data],
+                     [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("4i", 0, 1, 2, cwd))])
+        answer = sock.recv(1)
+    except OSError:
+        answer = b""
+    sys.exit("served" if answer == b"A" else f"refused: {answer!r}")
+elif way == "main":
+    from swifty_sandbox.cli.entry import main
+    sys.argv = ["swifty-sandbox", *args]
+    main()
+elif way == "server":  # started as our client starts one (its interpreter options)
+    from swifty_sandbox.cli import entry
+    os.execv(sys.executable, [sys.executable, *entry._interpreter_options(), "-P", "-m",
+                              "swifty_sandbox.cli.warm"])
+else:  # a process that only needs to be confined: a planted listener
+    os.execv(sys.executable, [sys.executable, *args])
+"""
+
+_ROOT = os.geteuid() == 0
+_NNP = ["nnp", *(["root"] if _ROOT else [])]  # as root, no no_new_privs is needed
+
+
+def confined(how: str, nnp: str, way: str, *args: str, cwd: Path) -> \
+        subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-c", CONFINED, how, nnp, way, *args], cwd=cwd,
+                          stdin=subprocess.DEVNULL, capture_output=True, timeout=120,
+                          check=False, env=env())
+
+
+def _confined_server(how: str, nnp: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-c", CONFINED, how, nnp, "server"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True, env=env())
+
+
+def _wait_for_socket(proc: subprocess.Popen[bytes]) -> None:
+    path = child_socket_path()
+    deadline = time.monotonic() + 60
+    while not os.path.exists(path):
+        assert proc.poll() is None, "the server ended"
+        assert time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def nnp_server(home: Path, monkeypatch: pytest.MonkeyPatch,
+               request: pytest.FixtureRequest) -> Iterator[str]:
+    """A server started with no_new_privs (as a caller in an agent that sets it would
+    start it), or without as root; yields which, for the callers to match."""
+    monkeypatch.delenv("SWIFTY_DAEMON")
+    nnp: str = request.param
+    proc = _confined_server("none", nnp)
+    try:
+        _wait_for_socket(proc)
+        yield nnp
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def _touch(target: Path) -> list[str]:
+    return ["run", "--sandbox", "off", "--mode", "bypassPermissions", "--", "touch",
+            str(target)]
+
+
+def _absent(target: Path) -> bool:
+    time.sleep(1.0)  # a worker that took the call would have run it by now
+    return not target.exists()
+
+
+@pytest.mark.parametrize("nnp_server", _NNP, indirect=True)
+def test_a_landlocked_caller_is_not_served(nnp_server: str, project: Path,
+                                           home: Path) -> None:
+    """A caller in a Landlock domain that forbids creating files: the server (in no
+    domain) ran its call outside it, and the file appeared. Now the handshake fails
+    (the caller may not read the worker's /proc entry), the call runs in the caller,
+    and the file is not made. The control: the same caller without the domain is
+    served and the file appears."""
+    target = home / "escaped"
+    control = confined("none", nnp_server, "served", *_touch(target), cwd=project)
+    assert control.returncode == 0, control.stderr
+    assert target.exists(), "control: the server did not run the call"
+    target.unlink()
+    for way in ("served", "forced"):
+        attack = confined("landlock", nnp_server, way, *_touch(target), cwd=project)
+        assert b"refused" in attack.stderr, attack.stderr
+        assert _absent(target), f"ESCAPE: a landlocked caller was served ({way})"
+    fallback = confined("landlock", nnp_server, "main", *_touch(target), cwd=project)
+    assert fallback.returncode != 0
+    assert _absent(target), f"ESCAPE through the console script: {fallback.stderr!r}"
+
+
+@pytest.mark.parametrize("nnp_server", _NNP, indirect=True)
+def test_a_caller_with_its_own_seccomp_filter_is_not_served(nnp_server: str, project: Path,
+                                                            home: Path) -> None:
+    target = home / "escaped"
+    control = confined("none", nnp_server, "served", *_touch(target), cwd=project)
+    assert control.returncode == 0 and target.exists(), control.stderr
+    target.unlink()
+    attack = confined("seccomp", nnp_server, "forced", *_touch(target), cwd=project)
+    assert b"refused" in attack.stderr, attack.stderr
+    fallback = confined("seccomp", nnp_server, "main", *_touch(target), cwd=project)
+    assert fallback.returncode != 0
+    assert _absent(target), "ESCAPE: a filtered caller was served outside its filter"
+
+
+@pytest.mark.parametrize("nnp", _NNP)
+def test_no_server_serves_under_a_seccomp_filter(home: Path, project: Path, nnp: str,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Equal filter counts were taken for equal filters: a server under one filter (a
+    service manager's) served a caller under another of its own, which forbids what the
+    call then did. /proc never says which filters a process has, so no server runs
+    under one, and a filtered caller starts none. The control: the same call, served by
+    a server without a filter, makes the file."""
+    monkeypatch.delenv("SWIFTY_DAEMON")
+    target = home / "escaped"
+    proc = _confined_server("filtered", nnp)
+    assert proc.wait(timeout=60) == 1  # it leaves before it binds
+    assert not os.path.exists(child_socket_path())
+    fallback = confined("seccomp", nnp, "main", *_touch(target), cwd=project)
+    assert fallback.returncode != 0
+    assert _absent(target), "the filtered caller's call made the file"
+    time.sleep(1.0)
+    assert not os.path.exists(child_socket_path()), "a filtered caller started a server"
+    server = _confined_server("none", nnp)
+    try:
+        _wait_for_socket(server)
+        control = confined("none", nnp, "served", *_touch(target), cwd=project)
+        assert control.returncode == 0 and target.exists(), control.stderr
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+# A listener planted on the server's socket by a process of our uid: it answers the
+# handshake honestly (it names the caller's descriptor if it can) and records what the
+# caller sends after it.
+PLANTED = r"""
+import os, socket, struct, sys
+path, out = sys.argv[1], sys.argv[2]
+os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+os.chdir(os.path.dirname(path))
+name = os.path.basename(path)
+if os.path.exists(name):
+    os.unlink(name)
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(name)
+s.listen(1)
+open(out + ".ready", "w").close()
+c, _ = s.accept()
+c.settimeout(10)
+pid = struct.unpack("3i", c.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))[0]
+hello = c.recv(5)
+try:
+    seen = os.readlink(f"/proc/{pid}/fd/{struct.unpack('!i', hello[1:])[0]}").encode()
+except OSError:
+    seen = b"?"
+mine = os.memfd_create("planted")
+payload = seen + b"\0" + f"{os.getpid()} {mine}".encode()
+c.sendall(b"C" + struct.pack("!H", len(payload)) + payload)
+data = b""
+try:
+    while chunk := c.recv(65536):
+        data += chunk
+        if b'"argv"' in data:
+            break
+except OSError:
+    pass
+open(out, "wb").write(data)
+"""
+
+
+@pytest.mark.parametrize("nnp", _NNP)
+def test_a_listener_planted_from_a_landlock_domain_gets_nothing(
+        home: Path, project: Path, outside_temp: Path, nnp: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The next variant: a landlocked process of ours that may write the run directory
+    plants its own listener there. Our client checked only uid and namespaces, which it
+    shares, so it would send it its environment and descriptors (and take its answer
+    for a decision). It must name our descriptor first, which it may not read. The
+    control: the same listener outside a domain gets the call."""
+    monkeypatch.delenv("SWIFTY_DAEMON")
+    path = child_socket_path()
+    script = outside_temp / "planted.py"
+    script.write_text(PLANTED)
+    for how in ("none", "landlock-nothing"):
+        out = outside_temp / f"got-{how}"
+        listener = subprocess.Popen(
+            [sys.executable, "-c", CONFINED, how, nnp, "exec", str(script), path, str(out)],
+            stdin=subprocess.DEVNULL, env=env())
+        try:
+            deadline = time.monotonic() + 30
+            while not Path(str(out) + ".ready").exists():
+                assert listener.poll() is None and time.monotonic() < deadline
+                time.sleep(0.05)
+            confined("none", nnp, "served", "check", "--", "ls", cwd=project)
+            listener.wait(timeout=30)
+        finally:
+            if listener.poll() is None:
+                listener.kill()
+                listener.wait()
+        got = out.read_bytes()
+        if how == "none":
+            assert b'"env"' in got, got  # the control: an unconfined listener is trusted
+        else:
+            assert b'"env"' not in got and len(got) <= 5, f"the planted listener got {got!r}"
