@@ -3,12 +3,18 @@
 Runs once the command is over (nothing of it runs any more), on the host:
 - the empty files bwrap made as mount points for guarded files are removed (the empty
   guard directories stay, read-only from the next run on);
-- a watched file git would trust that appeared (`.git/commondir`, an include), a
-  repository planted with code in its config or hooks (a `.git`, or a bare repository
-  found by its `HEAD`), a planted `.swifty/`, a link into the command's own temp dir, and
-  a protected file that changed after all (another sandbox's unlink can detach a
-  read-only mount) are moved aside, `.swifty-blocked-…`, and reported; a changed
-  protected file gets its content from before the command back;
+- a watched file git or an agent would trust that appeared (`.git/commondir`, an
+  include, `.claude/settings.json`, a `swifty-sandbox` on PATH), a repository planted
+  with code in its config or hooks (a `.git`, or a bare repository found by its
+  `HEAD`), a planted `.swifty/` and a link into the command's own temp dir are moved
+  aside, `.swifty-blocked-…`, and reported. Where the command made a symbolic link on
+  the way (`.claude -> docs`), the link itself is moved (`culprit`): its parent has no
+  link, and what lay behind it is out of the agent's way;
+- a protected file that changed anyway (only a process outside the sandbox can
+  replace one, which detaches the read-only mount inside): kept when written in place
+  or removed (that was the user), kept when what replaced it is harmless (a git config
+  without new code-running keys, a rule file that only gained denials), else put back
+  from before with its owner and mode exactly, the new one kept aside and named;
 - what cannot be moved (its directory made read-only and not ours to change back) is
   recorded in the user's state for the project, and every later run refuses until it
   is gone (`unresolved`).
@@ -30,7 +36,7 @@ from swifty_sandbox.policy.paths import project_state_dir
 
 from . import gitfiles
 from .expand import Found, find_named
-from .spec import MARKERS, SandboxSpec, Snapshot
+from .spec import MARKERS, Identity, SandboxSpec, Snapshot, links_on_the_way
 from .toolchains import CONFIG_IN_CACHE
 
 _DIR_FLAGS = os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC
@@ -115,17 +121,23 @@ def _remove_guards(spec: SandboxSpec) -> None:
                 os.unlink(name, dir_fd=fd)
 
 
-def _changed(snapshot: Snapshot) -> list[tuple[str, bytes | None]]:
-    """Protected files that are not what they were before the command."""
+def _identity(path: str) -> Identity | None:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return (info.st_ino, info.st_size, info.st_mtime_ns, info.st_mode, info.st_uid,
+            info.st_gid)
+
+
+def _changed(snapshot: Snapshot) -> list[tuple[str, Identity | None, bytes | None]]:
+    """Protected files that are not what they were before the command, with what they
+    were (identity, small content)."""
     out = []
     for path, (identity, content) in snapshot.items():
-        try:
-            info = os.lstat(path)
-            now = (info.st_ino, info.st_size, info.st_mtime_ns)
-        except OSError:
-            now = None
+        now = _identity(path)
         if now != identity and not (identity is None and _empty(path)):
-            out.append((path, content))
+            out.append((path, identity, content))
     return out
 
 
@@ -141,16 +153,105 @@ def _empty(path: str) -> bool:
         return False
 
 
-def _restore(path: str, content: bytes) -> None:
+def _restore(path: str, content: bytes, identity: Identity) -> None:
+    """Put `content` back at `path` with its owner and mode from before, exactly (a
+    0600 `.git/config` holding a token must not come back 0644): written to a new
+    0600 file, then given the mode, then renamed into place."""
     with _parent(path) as (fd, name):
         temporary = f".swifty-restore-{time.time_ns()}"
         out = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-                      | os.O_CLOEXEC, 0o644, dir_fd=fd)
+                      | os.O_CLOEXEC, 0o600, dir_fd=fd)
         try:
             os.write(out, content)
-        finally:
+            _ino, _size, _mtime, mode, uid, gid = identity
+            if (uid, gid) != (os.getuid(), os.getgid()):
+                with contextlib.suppress(OSError):  # only root may give a file away
+                    os.fchown(out, uid, gid)
+            os.fchmod(out, stat.S_IMODE(mode))
+        except BaseException:
             os.close(out)
+            os.unlink(temporary, dir_fd=fd)
+            raise
+        os.close(out)
         os.rename(temporary, name, src_dir_fd=fd, dst_dir_fd=fd)
+
+
+def _small_content(path: str) -> bytes | None:
+    """A regular file's content (at most 1 MiB), opened following no link."""
+    with contextlib.suppress(OSError), _parent(path) as (fd, name):
+        f = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                    dir_fd=fd)
+        with os.fdopen(f, "rb") as reader:
+            if stat.S_ISREG(os.fstat(reader.fileno()).st_mode):
+                data = reader.read((1 << 20) + 1)
+                return data if len(data) <= 1 << 20 else None
+    return None
+
+
+def _harmless(path: str, before: bytes, now: bytes) -> bool:
+    """Whether a protected file's new content only does what the user plainly may
+    have done themselves while the command ran: a git config that gained no key off
+    the safe list, a rule file that only gained deny and ask rules. Such a change is
+    kept — it is the user's, or it grants nothing — instead of being reverted (a deny
+    rule added during a run must not be undone)."""
+    try:
+        old, new = before.decode(), now.decode()
+    except UnicodeDecodeError:
+        return False
+    name = os.path.basename(path)
+    if name in ("config", "config.worktree") and "/.git" in path:
+        return gitfiles.new_unsafe_key(old, new) is None
+    if name.startswith("permissions") and name.endswith((".yaml", ".yml")):
+        return _only_tightens(old, new)
+    return False
+
+
+def _only_tightens(before: str, after: str) -> bool:
+    """Every rule of `before` is still in `after`, in the same order, and every rule
+    added is a deny or an ask."""
+    import json
+
+    import yaml
+
+    try:
+        old, new = yaml.safe_load(before) or [], yaml.safe_load(after) or []
+    except yaml.YAMLError:
+        return False
+    if not isinstance(old, list) or not isinstance(new, list):
+        return False
+    remaining = [json.dumps(r, sort_keys=True, default=str) for r in old]
+    for rule in new:
+        text = json.dumps(rule, sort_keys=True, default=str)
+        if remaining and text == remaining[0]:
+            remaining.pop(0)
+        elif not (isinstance(rule, dict) and rule.get("effect") in ("deny", "ask")):
+            return False
+    return not remaining
+
+
+def _revert(spec: SandboxSpec, path: str, identity: Identity | None,
+            content: bytes | None) -> str | None:
+    """A protected file that changed during the command. A command cannot write one
+    (read-only mount) nor rename or remove it (a mount point) — only a process outside
+    the sandbox can, which also detaches the mount, after which the command can write
+    what took its place. So: the same file written in place, or a file removed, was
+    changed from outside: kept. A file replaced is put back from before, unless the
+    new one is harmless (`_harmless`); the new one is kept aside and named, so that a
+    user's own edit is never lost. The note for stderr, or None."""
+    now = _identity(path)
+    if identity is not None and (now is None or now[0] == identity[0]):
+        return None  # removed, or written in place: only from outside the sandbox
+    if identity is not None and content is not None and now is not None:
+        current = _small_content(path)
+        if current is not None and (
+                (current == content and stat.S_IMODE(now[3]) == stat.S_IMODE(identity[3]))
+                or _harmless(path, content, current)):
+            return None
+    moved = _try_move(spec, path)
+    if moved and identity is not None and content is not None:
+        with contextlib.suppress(OSError):
+            _restore(path, content, identity)
+    return t("run.changed", path=path, moved=moved)
 
 
 def suspects(spec: SandboxSpec) -> tuple[list[tuple[str, str]], Found]:
@@ -185,6 +286,11 @@ def suspects(spec: SandboxSpec) -> tuple[list[tuple[str, str]], Found]:
                     out.append((path, reason))
             elif os.path.lexists(path) and not _empty(path):
                 out.append((path, created))
+            elif new_link(spec, path) is not None:
+                # Even where nothing lies behind it on the host: inside the next
+                # sandbox `/tmp/…` is that command's /tmp, and on the host a shared
+                # directory anyone may fill.
+                out.append((path, t("run.reason_link_on_the_way")))
         except (OSError, ValueError) as e:  # whatever confuses the check is a suspect
             out.append((path, str(e)))
     out += [(link, t("run.reason_link")) for link in found.links]
@@ -195,12 +301,10 @@ def after_run(spec: SandboxSpec) -> str:
     """Undo and report; the notes for stderr."""
     _remove_guards(spec)
     notes = []
-    for path, content in _changed(spec.snapshot):
-        moved = _try_move(spec, path)
-        if content is not None:
-            with contextlib.suppress(OSError):
-                _restore(path, content)
-        notes.append(t("run.changed", path=path, moved=moved))
+    for path, identity, content in _changed(spec.snapshot):
+        note = _revert(spec, path, identity, content)
+        if note is not None:
+            notes.append(note)
     found_suspects, found = suspects(spec)
     notes += [t("run.unsearchable", path=p) for p in found.unsearchable]
     for path, reason in dict.fromkeys(found_suspects):
@@ -210,17 +314,49 @@ def after_run(spec: SandboxSpec) -> str:
     if spec.toolchain_dir:
         for name in CONFIG_IN_CACHE:
             path = os.path.join(spec.toolchain_dir, name)
-            if os.path.lexists(path):
+            if os.path.lexists(path) or new_link(spec, path) is not None:
                 notes.append(t("run.toolchain_config", path=path,
                                moved=_try_move(spec, path)))
     return "".join(f"swifty-sandbox: {n}\n" for n in notes)
 
 
+def _roots(spec: SandboxSpec) -> tuple[str, ...]:
+    """Where a command could have written: its writable roots, its /tmp, its caches."""
+    return (*spec.writable, *(r for r in (spec.temp_dir, spec.toolchain_dir) if r))
+
+
+def new_link(spec: SandboxSpec, path: str) -> str | None:
+    """The first symbolic link on the way to `path` that was not there before the
+    command (`spec.links_before`): the command made it."""
+    before = set(spec.links_before)
+    for link in links_on_the_way(path, _roots(spec)):
+        if link not in before:
+            return link[0]
+    return None
+
+
+def culprit(spec: SandboxSpec, path: str) -> str:
+    """What to move aside for the suspect `path`. A link the command made on its way
+    (`.claude -> docs` with `docs/settings.json`) cannot be gone through without
+    following it, but it can be moved itself: its parent has no link, and with it goes
+    what the agent would have found behind it. Through links that were there before
+    (the user's), the file where it really is; else the path itself."""
+    made = new_link(spec, path)
+    if made is not None:
+        return made
+    if links_on_the_way(path, _roots(spec)):
+        return os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+    return path
+
+
 def _try_move(spec: SandboxSpec, path: str) -> str:
+    target = culprit(spec, path)
     try:
-        return move_aside(path) or ""
+        return move_aside(target) or ""
     except OSError:
-        _record(spec, path)
+        # Not ours to move (a directory of someone else's, locked): what lies there
+        # stays, so every later run refuses until the user has looked.
+        _record(spec, target)
         return t("run.not_moved")
 
 

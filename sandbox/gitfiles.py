@@ -298,6 +298,17 @@ def _safe_keys() -> re.Pattern[str]:
         r"|branch\.[^.]+\.(remote|merge|rebase)|submodule\.[^.]+\.(url|active))$")
 
 
+def new_unsafe_key(before: str, after: str) -> str | None:
+    """The first entry of config text `after` that `before` did not hold and that is
+    off the safe list: a change someone made outside the sandbox during a command
+    (`git config user.email …`) adds none and is kept as it is."""
+    old = set(_entries(before))
+    for key, value in _entries(after):
+        if (key, value) not in old and not _safe_keys().match(key):
+            return key
+    return None
+
+
 def untrusted(dot_git: str, main: str | None = None, project: str | None = None
               ) -> str | None:
     """Why a repository a command just created would run code outside the sandbox (a

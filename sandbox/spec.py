@@ -71,9 +71,10 @@ class Limits:
     processes_required: bool = False  # asked for (not the default): unenforceable → error
 
 
-# Protected paths as they were before a command: (inode, size, mtime) or None when
-# missing, and the content of small files (to put back what a command changed anyway).
-Identity = tuple[int, int, int]
+# Protected paths as they were before a command: (inode, size, mtime, mode, owner,
+# group) or None when missing, and the content of small files (to put back what a
+# command changed anyway, exactly as it was).
+Identity = tuple[int, int, int, int, int, int]
 Snapshot = Mapping[str, tuple[Identity | None, bytes | None]]
 _SNAPSHOT_CONTENT = 1 << 16
 
@@ -130,6 +131,12 @@ class SandboxSpec:
     hidden_patterns: tuple[str, ...] = ()
     protected_patterns: tuple[str, ...] = ()
     pattern_roots: tuple[str, ...] = ()
+    # Symbolic links on the way to the watched paths before the command, with their
+    # text: a link that is not one of these was made by the command (aftercare moves
+    # it aside rather than leave what lies behind it).
+    links_before: tuple[tuple[str, str], ...] = ()
+    # Descriptors held on the snapshot's files while the spec lives (`Held`).
+    held: tuple[Held, ...] = field(default=(), compare=False, repr=False)
 
 
 def _inside_any(path: str, roots: tuple[str, ...]) -> bool:
@@ -155,6 +162,34 @@ def _first_link(path: str, roots: tuple[str, ...] = ()) -> str | None:
         except OSError:
             return None  # missing from here on: nothing below can be a link yet
     return None
+
+
+def links_on_the_way(path: str, roots: Iterable[str]) -> list[tuple[str, str]]:
+    """Each symbolic link on the way to the absolute `path` below the innermost of
+    `roots` that holds it, with its text, followed as the kernel would."""
+    inner = max((r for r in roots if is_within(path, r)), key=len, default=None)
+    if inner is None:
+        return []
+    out: list[tuple[str, str]] = []
+    current, rest = inner.rstrip("/"), path[len(inner):].strip("/").split("/")
+    for hop in range(40):  # the kernel's own limit on links in one lookup
+        if not rest:
+            break
+        part = rest.pop(0)
+        if not part:
+            continue
+        candidate = current + "/" + part
+        try:
+            text = os.readlink(candidate)
+        except OSError:
+            current = candidate  # a real entry, or missing: nothing below is a link yet
+            continue
+        out.append((candidate, text))
+        target = os.path.realpath(candidate)
+        if not any(is_within(target, r) for r in roots) or hop == 39:
+            break  # it leads out of the roots: what lies there no command made
+        current = target
+    return out
 
 
 def _mount_path(path: str, roots: tuple[str, ...], *, resolved: bool = False
@@ -387,6 +422,14 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         read_roots = tuple(dict.fromkeys(
             r for r in (*listed, project, *roots) if os.path.exists(r)))
 
+    watch = (*git.watch, *watch_repo, *watch_agents,
+             *(p for p in launchers if not os.path.lexists(p)))
+    toolchain_dir = toolchains.cache_dir(policy)
+    link_roots = (*roots, *((temp_dir,) if temp_dir else ()))
+    links_before = tuple(dict.fromkeys(
+        link for p in watch for link in links_on_the_way(p, link_roots)))
+    snapshot, held = _snapshot([p for p in read_only if p in git_trusted],
+                               [*guard, *guard_files])
     return SandboxSpec(
         project=project,
         cwd=_real(cwd) if cwd else project,
@@ -405,16 +448,15 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         limits=limits or Limits(),
         temp_dir=temp_dir,
         temp_mounts=TEMP_MOUNTS if temp_dir else (),
-        watch=(*git.watch, *watch_repo, *watch_agents,
-               *(p for p in launchers if not os.path.lexists(p))),
+        watch=watch,
         guard_files=tuple(dict.fromkeys(guard_files)),
         bwrap=settings.bwrap,
         markers=tuple(marked),
         markers_in=(project,) if project in roots else (),
         home=home,
-        snapshot=_snapshot([p for p in read_only if p in git_trusted],
-                           [*guard, *guard_files]),
-        toolchain_dir=toolchains.cache_dir(policy),
+        snapshot=snapshot,
+        held=held,
+        toolchain_dir=toolchain_dir,
         create_roots=create,
         refused_roots=refused,
         hidden_tracked=tuple(hidden_tracked),
@@ -422,6 +464,7 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         protected_patterns=tuple(dict.fromkeys(
             p.anchored for p in (*policy.protected, *write_patterns))),
         pattern_roots=tuple(dict.fromkeys((project, *searched))),
+        links_before=links_before,
     )
 
 
@@ -438,11 +481,35 @@ def _not_allowed(policy: Policy, paths: tuple[str, ...]) -> tuple[str, ...]:
                  if decide(policy, Request.file(Tool.READ_FILE, p)).effect is not Effect.ALLOW)
 
 
-def _snapshot(protected: list[str], missing: list[str]) -> dict[str, tuple[
-        Identity | None, bytes | None]]:
+class Held:
+    """A descriptor (`O_PATH`) on a protected file for as long as the spec lives:
+    while it is open the file's inode cannot be freed and its number given to a new
+    file, so the same inode after the command means the same file (written in place,
+    which only a process outside the sandbox can do), never a replacement."""
+
+    __slots__ = ("fd",)
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def __del__(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self.fd)
+
+    def __copy__(self) -> Held:  # one owner of the descriptor: a copy would close it twice
+        return self
+
+    def __deepcopy__(self, memo: object) -> Held:
+        return self
+
+
+def _snapshot(protected: list[str], missing: list[str]) -> tuple[dict[str, tuple[
+        Identity | None, bytes | None]], tuple[Held, ...]]:
     """What git or swifty-sandbox trusts, as it is now: each file (and the files of each
-    directory, one level: hooks) by identity, small files with their content."""
+    directory, one level: hooks) by identity, small files with their content; and a
+    descriptor held on each (`Held`)."""
     out: dict[str, tuple[Identity | None, bytes | None]] = {p: (None, None) for p in missing}
+    held: list[Held] = []
     todo = list(protected)
     for path in protected:
         if os.path.isdir(path) and not os.path.islink(path):
@@ -450,15 +517,18 @@ def _snapshot(protected: list[str], missing: list[str]) -> dict[str, tuple[
                 todo += [os.path.join(path, n) for n in os.listdir(path)]
     for path in todo:
         try:
-            info = os.lstat(path)
+            pin = Held(os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC))
+            info = os.fstat(pin.fd)
         except OSError:
             continue
+        held.append(pin)
         content = None
         if stat.S_ISREG(info.st_mode) and info.st_size <= _SNAPSHOT_CONTENT:
-            with contextlib.suppress(OSError), open(path, "rb") as f:
+            with contextlib.suppress(OSError), open(f"/proc/self/fd/{pin.fd}", "rb") as f:
                 content = f.read(_SNAPSHOT_CONTENT + 1)
-        out[path] = ((info.st_ino, info.st_size, info.st_mtime_ns), content)
-    return out
+        out[path] = ((info.st_ino, info.st_size, info.st_mtime_ns, info.st_mode,
+                      info.st_uid, info.st_gid), content)
+    return out, tuple(held)
 
 
 def _refuse_unresolved(policy: Policy, dot_gits: list[str]) -> None:

@@ -11,6 +11,9 @@ MESSAGES: dict[str, tuple[str, str]] = {
     ),
     "run.reason_created": ("it did not exist before the command", "命令运行前它并不存在"),
     "run.reason_link": ("a link into the command's own /tmp", "指向该命令自身 /tmp 的链接"),
+    "run.reason_link_on_the_way": (
+        "a symbolic link the command made on the way to it",
+        "命令在通往它的路径上创建了一个符号链接"),
     "run.aftercare_failed": (
         "swifty-sandbox: WARNING: what the command left in the project could not be "
         "checked ({error}); look for new .git, .swifty and hooks before you run git.",
@@ -18,16 +21,17 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "运行 git 之前请检查新的 .git、.swifty 和钩子。",
     ),
     "run.changed": (
-        "{path} changed during the command although it is protected (another sandbox "
-        "in this project can detach a mount); the changed one was moved to {moved} and "
-        "the one from before put back where it could be",
-        "{path} 虽受保护却在命令运行期间被修改（本项目的另一个沙箱可以解除挂载）；"
-        "修改后的版本已移至 {moved}，并尽可能恢复了原先的版本",
+        "{path} was replaced during the command although it is protected (only a process "
+        "outside the sandbox can, and that lets the command write what took its place); "
+        "the new one was moved to {moved} — if the change was yours, look at it and put it "
+        "back — and the one from before restored, with its mode, where it could be",
+        "{path} 虽受保护却在命令运行期间被替换（只有沙箱外的进程能这样做，而这会让命令改写替换后的文件）；"
+        "新的版本已移至 {moved}——如果这是你自己的修改，请检查后放回——并尽可能按原权限恢复了原先的版本",
     ),
     "run.not_moved": (
-        "(could not be moved: a symbolic link or a locked directory on the way; every "
+        "(could not be moved: a directory on the way is not ours to change; every "
         "later run refuses until it is removed)",
-        "（无法移走：路径上有符号链接或被锁定的目录；在删除它之前，之后的每次运行都会被拒绝）",
+        "（无法移走：路径上的某个目录不归我们修改；在删除它之前，之后的每次运行都会被拒绝）",
     ),
     "run.unsearchable": (
         "{path} cannot be searched after the command (its permissions were changed); it "
