@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import stat
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -110,9 +111,13 @@ def test_toolchain_config_behind_a_link_into_the_temp_dir(
     cache.mkdir(parents=True, exist_ok=True)
     link = cache / "cargo"
     shutil.rmtree(link, ignore_errors=True)
-    # The control writes the cache directly (unconfined there is no cache mount).
-    attack(f"mkdir -p /tmp/c && echo '[build]' > /tmp/c/config.toml && "
-           f"ln -sfn /tmp/c {link}", link.is_symlink, _reset(link))
+    # Unconfined, the control's /tmp is the host's: a name of its own there.
+    tmp = f"/tmp/swifty-test-{uuid.uuid4().hex}"
+    try:
+        attack(f"mkdir -p {tmp} && echo '[build]' > {tmp}/config.toml && "
+               f"ln -sfn {tmp} {link}", link.is_symlink, _reset(link))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def test_a_link_the_user_made_before_is_kept(confined: Callable[..., RunResult],
