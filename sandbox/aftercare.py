@@ -294,6 +294,13 @@ def suspects(spec: SandboxSpec) -> tuple[list[tuple[str, str]], Found]:
         except (OSError, ValueError) as e:  # whatever confuses the check is a suspect
             out.append((path, str(e)))
     out += [(link, t("run.reason_link")) for link in found.links]
+    for link, text in spec.kept_links:
+        try:
+            now = os.readlink(link)
+        except OSError:
+            now = None
+        if now != text and os.path.lexists(link):
+            out.append((link, t("run.reason_agent_link")))
     return out, found
 
 
@@ -307,10 +314,14 @@ def after_run(spec: SandboxSpec) -> str:
             notes.append(note)
     found_suspects, found = suspects(spec)
     notes += [t("run.unsearchable", path=p) for p in found.unsearchable]
+    kept = dict(spec.kept_links)
     for path, reason in dict.fromkeys(found_suspects):
         moved = _try_move(spec, path)
         if moved:
             notes.append(t("run.watched", path=path, reason=reason, moved=moved))
+            if path in kept:
+                with contextlib.suppress(OSError), _parent(path) as (fd, name):
+                    os.symlink(kept[path], name, dir_fd=fd)  # the agent's link, back
     if spec.toolchain_dir:
         for name in CONFIG_IN_CACHE:
             path = os.path.join(spec.toolchain_dir, name)

@@ -13,13 +13,19 @@ LAUNCHER = "swifty-sandbox"
 
 
 def launcher_paths(path_var: str | None, project: str) -> list[str]:
-    """Where a lookup of `swifty-sandbox` on `path_var` may land: each entry (relative
-    ones from the project, where the agents run their hooks) as written and resolved."""
+    """Where a lookup of `swifty-sandbox` on `path_var` may land (`lookups`)."""
+    return lookups(LAUNCHER, path_var, project)
+
+
+def lookups(name: str, path_var: str | None, project: str) -> list[str]:
+    """Where a lookup of the program `name` on `path_var` may land: each entry
+    (relative ones from the project, where the agents run their hooks) as written and
+    resolved."""
     out: list[str] = []
     for entry in (path_var if path_var is not None else os.defpath).split(os.pathsep):
         directory = os.path.normpath(os.path.join(project, entry))
-        out += [os.path.join(directory, LAUNCHER),
-                os.path.join(os.path.realpath(directory), LAUNCHER)]
+        out += [os.path.join(directory, name),
+                os.path.join(os.path.realpath(directory), name)]
     return list(dict.fromkeys(out))
 
 

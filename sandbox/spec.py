@@ -140,6 +140,10 @@ class SandboxSpec:
     # text: a link that is not one of these was made by the command (aftercare moves
     # it aside rather than leave what lies behind it).
     links_before: tuple[tuple[str, str], ...] = ()
+    # Links on the way to what an agent's settings run (`.venv/bin/python3`): a link
+    # cannot be mounted read-only, so each is checked after the command instead (one
+    # that changed is moved aside); what it leads to, in a root, is read-only.
+    kept_links: tuple[tuple[str, str], ...] = ()
     # Missing directories made before the command (outermost first), following no
     # link, for the guards of protected home entries below them.
     guard_parents: tuple[str, ...] = ()
@@ -367,13 +371,15 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
     policy_dirs = [m for m in marked if m.endswith("/.swifty")]
     launchers = [p for p in launcher_paths(os.environ.get("PATH"), project)
                  if _inside_any(p, roots)]  # what the hooks run by name (pathguard.py)
+    agent_runs, agent_missing, agent_links = _agent_programs(project, home, roots)
     trusted = trusted_paths(settings.bwrap)
     candidates = [*expanded["read-only"].paths, *git.read_only, *policy_dirs, *trusted,
-                  *(p for p in launchers if os.path.lexists(p))]
+                  *(p for p in launchers if os.path.lexists(p)), *agent_runs]
     read_only = [p for p in dict.fromkeys(_mount_path(c, roots, resolved=c in trusted)
                                           for c in candidates) if p is not None]
     by_rule = set(expanded["read-only"].paths)
-    git_trusted = {*git.read_only, *policy_dirs}  # what git or swifty reads
+    # What git, swifty or an agent reads or runs on the host: checked after the run too.
+    git_trusted = {*git.read_only, *policy_dirs, *agent_runs}
     _refuse_hard_links([p for p in read_only if p in by_rule],
                        [p for p in read_only if p in git_trusted])
     temp_targets = [*private, *(TEMP_MOUNTS if temp_dir else ())]
@@ -453,8 +459,9 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         read_roots = tuple(dict.fromkeys(
             r for r in (*listed, project, *roots) if os.path.exists(r)))
 
-    watch = (*git.watch, *watch_repo, *watch_agents,
-             *(p for p in launchers if not os.path.lexists(p)))
+    watch = tuple(dict.fromkeys((*git.watch, *watch_repo, *watch_agents,
+                                 *(p for p in launchers if not os.path.lexists(p)),
+                                 *agent_missing)))
     toolchain_dir = toolchains.cache_dir(policy)
     link_roots = (*roots, *((temp_dir,) if temp_dir else ()))
     links_before = tuple(dict.fromkeys(
@@ -497,7 +504,34 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
             p.anchored for p in (*policy.protected, *write_patterns))),
         pattern_roots=tuple(dict.fromkeys((project, *searched))),
         links_before=links_before,
+        kept_links=agent_links,
     )
+
+
+def _agent_programs(project: str, home: str, roots: tuple[str, ...]) -> tuple[
+        list[str], list[str], tuple[tuple[str, str], ...]]:
+    """What the agents' settings run that lies in a writable root (`agentexec`): the
+    existing files (read-only), the missing ones (watched), and the links on the way
+    (checked after the run; the file they lead to is read-only)."""
+    from .agentexec import programs
+
+    existing: list[str] = []
+    missing: list[str] = []
+    links: list[tuple[str, str]] = []
+    for path in programs(project, home, os.environ.get("PATH")):
+        if not _inside_any(path, roots) or path in roots:
+            continue
+        on_the_way = links_on_the_way(path, roots)
+        if on_the_way:
+            links += on_the_way
+            real = _real(path)
+            if _inside_any(real, roots) and os.path.isfile(real):
+                existing.append(real)
+        elif os.path.isfile(path):
+            existing.append(path)
+        elif not os.path.lexists(path):
+            missing.append(path)
+    return existing, missing, tuple(dict.fromkeys(links))
 
 
 def _not_allowed(policy: Policy, paths: tuple[str, ...]) -> tuple[str, ...]:

