@@ -11,7 +11,8 @@ length, capped at 0xFFF) and ends it with a NUL (versions 2 and 3). A path is lo
 for with one `find` per hidden path in the mapped file — no parse of a 100,000-entry
 index on the hot path (≈ 15 ms for its 10 MB on a busy 2-CPU machine, < 1 ms for a
 few thousand files, and only when a hidden path lies in the project); version 4
-(prefix-compressed paths) is parsed entry by entry.
+(prefix-compressed paths) is parsed entry by entry. The work is bounded by a deadline
+(`_Budget`): the index is a file a command may have written.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import mmap
 import os
 import stat
 import struct
+import time
 from collections.abc import Iterable, Iterator
 
 from swifty_sandbox.policy.paths import is_within
@@ -56,29 +58,64 @@ def _index(project: str) -> mmap.mmap | None:
     return data
 
 
-def _found(data: mmap.mmap, name: bytes, prefix: bool) -> bool:
-    """Whether an entry's path is `name` (or, `prefix`, starts with `name`)."""
-    start = data.find(name, _HEADER.size)
-    while start >= 0:
-        length = int.from_bytes(data[start - 2:start], "big") & 0xFFF
-        end = start + length
+# The reader's work is bounded, not only its input: a command can write `.git/index`
+# (it is writable inside), and every later run reads it. A planted 64 MiB index of
+# `.env` repeated made each run spend 27 s in `find` (every byte a false start), a
+# random one 3 s (one full scan per hidden path). The search goes in windows against a
+# deadline; past it (or past the candidate budget) the paths not yet looked for are
+# not reported: the note is information, never a decision.
+_DEADLINE = 0.1  # seconds, over every hidden path
+_WINDOW = 1 << 20
+_CANDIDATE_BUDGET = 4096  # places a name was found at, over every hidden path
+
+
+class _Budget:
+    __slots__ = ("candidates", "until")
+
+    def __init__(self) -> None:
+        self.until = time.monotonic() + _DEADLINE
+        self.candidates = _CANDIDATE_BUDGET
+
+    def spent(self) -> bool:
+        return time.monotonic() > self.until or self.candidates < 0
+
+
+def _found(data: mmap.mmap, name: bytes, prefix: bool, budget: _Budget) -> bool | None:
+    """Whether an entry's path is `name` (or, `prefix`, starts with `name`); None when
+    the budget ran out first. Searched with its NUL end (`prefix`: its slash), which
+    leaves only longer paths ending alike as false starts."""
+    needle = name if prefix else name + b"\0"
+    start = _HEADER.size
+    while start < len(data):
+        if budget.spent():
+            return None
+        stop = min(len(data), start + _WINDOW + len(needle))
+        hit = data.find(needle, start, stop)
+        if hit < 0:
+            start = stop - len(needle) + 1 if stop < len(data) else len(data)
+            continue
+        budget.candidates -= 1
+        length = int.from_bytes(data[hit - 2:hit], "big") & 0xFFF
+        end = hit + length
         if (length == len(name) or (prefix and length > len(name))) and \
                 end < len(data) and data[end] == 0:
             return True
-        start = data.find(name, start + 1)
+        start = hit + 1
     return False
 
 
 # Bytes of expanded paths read from a version-4 index: each entry keeps a prefix of the
 # one before, so a few MB written by a command (`.git/index` is writable inside) spelled
 # gigabytes of paths on the host, outside every cap (2.6 MB: 0.8 GB and 4.6 s).
-_EXPANDED_LIMIT = 64 << 20
+_EXPANDED_LIMIT = 16 << 20
 
 
-def _v4_paths(data: mmap.mmap) -> Iterator[bytes]:
+def _v4_paths(data: mmap.mmap, budget: _Budget) -> Iterator[bytes]:
     _, _, count = _HEADER.unpack_from(data)
     offset, previous, total = _HEADER.size, b"", 0
-    for _ in range(count):
+    for i in range(count):
+        if i % 256 == 0 and budget.spent():
+            raise ValueError("index read beyond the deadline")
         flags = int.from_bytes(data[offset + 60:offset + 62], "big")
         offset += _FIXED + (2 if flags & 0x4000 else 0)
         byte = data[offset]  # git's offset varint: how much of the previous path goes
@@ -117,11 +154,12 @@ def tracked(project: str, files: Iterable[str], dirs: Iterable[str]) -> list[str
 
 def _tracked(project: str, data: mmap.mmap, inside: list[tuple[str, bool]]) -> list[str]:
     out = []
+    budget = _Budget()
     version = _HEADER.unpack_from(data)[1]
     paths = None
     if version == 4:
         try:
-            paths = set(_v4_paths(data))
+            paths = set(_v4_paths(data, budget))
         except (IndexError, ValueError, struct.error):
             return []  # a damaged index: git itself will say so
     for path, is_dir in inside:
@@ -129,7 +167,10 @@ def _tracked(project: str, data: mmap.mmap, inside: list[tuple[str, bool]]) -> l
         if paths is not None:
             hit = any(p.startswith(name) for p in paths) if is_dir else name in paths
         else:
-            hit = _found(data, name, is_dir)
+            found = _found(data, name, is_dir, budget)
+            if found is None:
+                break  # out of budget: the rest is not looked for
+            hit = found
         if hit:
             out.append(path)
     return out
