@@ -28,18 +28,16 @@ import re
 import shlex
 from collections.abc import Iterable, Iterator
 
+from swifty_sandbox.policy.agents import user_settings
 from swifty_sandbox.policy.protected import AGENT_SETTINGS
 from swifty_sandbox.policy.yamlnodes import NotRegular, TooLarge, read_regular
 
 from .pathguard import lookups
 
-# The agents' settings in the user's home: what they name runs too, and may lie in a
-# writable root (a project's script, a writable home).
-USER_SETTINGS: tuple[str, ...] = (
-    "~/.claude/settings.json", "~/.claude.json", "~/.codex/config.toml",
-    "~/.codex/hooks.json", "~/.gemini/settings.json", "~/.cursor/hooks.json",
-    "~/.cursor/mcp.json",
-)
+# Besides the agent table's user settings (`policy/agents.py`, where each agent finds
+# them): Claude Code's state file, which holds the user's and each project's MCP
+# servers. What they name runs too, and may lie in a writable root.
+USER_STATE: tuple[str, ...] = ("~/.claude.json",)
 _HELPERS = frozenset({"apiKeyHelper", "awsAuthRefresh", "awsCredentialExport",
                       "otelHeadersHelper", "discoveryCommand", "callCommand", "notify"})
 _PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR",
@@ -51,8 +49,11 @@ _JSON_STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 
 
 def settings_files(project: str, home: str) -> list[str]:
+    from pathlib import Path
+
     return [os.path.join(project, p[2:]) for p in AGENT_SETTINGS] + \
-        [os.path.join(home, p[2:]) for p in USER_SETTINGS]
+        [str(p) for p in user_settings(os.environ, Path(home))] + \
+        [os.path.join(home, p[2:]) for p in USER_STATE]
 
 
 def programs(project: str, home: str, path_var: str | None) -> list[str]:
@@ -175,4 +176,4 @@ def _paths(word: str, bases: tuple[str, ...], path_var: str | None, *,
     return []
 
 
-__all__ = ["USER_SETTINGS", "programs", "settings_files"]
+__all__ = ["USER_STATE", "programs", "settings_files"]

@@ -28,8 +28,9 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "outside the sandbox can, and that lets the command write what took its place); "
         "the new one was moved to {moved} — if the change was yours, look at it and put it "
         "back — and the one from before restored, with its mode, where it could be",
-        "{path} 虽受保护却在命令运行期间被替换（只有沙箱外的进程能这样做，而这会让命令改写替换后的文件）；"
-        "新的版本已移至 {moved}——如果这是你自己的修改，请检查后放回——并尽可能按原权限恢复了原先的版本",
+        "{path} 虽受保护却在命令运行期间被替换（只有沙箱外的进程能这样做，"
+        "而这会让命令改写替换后的文件）；新的版本已移至 {moved}——如果这是你自己的修改，"
+        "请检查后放回——并尽可能按原权限恢复了原先的版本",
     ),
     "run.not_moved": (
         "(could not be moved: a directory on the way is not ours to change; every "

@@ -157,7 +157,7 @@ def test_a_restored_file_keeps_its_mode(repo: Path, home: Path) -> None:
     notes = after_run(spec)
     assert config.read_bytes() == original
     assert stat.S_IMODE(config.stat().st_mode) == 0o600
-    assert "changed during the command" in notes
+    assert "was replaced during the command" in notes
     assert any("fsmonitor" in p.read_text() for p in _aside(repo / ".git"))
 
 

@@ -744,7 +744,7 @@ def test_a_protected_file_changed_anyway_is_put_back(repo: Path, home: Path) -> 
     config.write_text("[core]\n\tfsmonitor = evil\n")
     notes = after_run(spec)
     assert config.read_bytes() == original
-    assert "changed during the command" in notes
+    assert "was replaced during the command" in notes
     aside = [p for p in (repo / ".git").iterdir() if p.name.startswith(".swifty-blocked-")]
     assert aside and "fsmonitor" in aside[0].read_text()
 
