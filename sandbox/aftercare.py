@@ -110,7 +110,7 @@ def _remove_guards(spec: SandboxSpec) -> None:
     """Remove the empty files bwrap made as mount points for guarded files (an empty
     `~/.bash_login` would change which file bash reads). The empty guard directories
     stay: a concurrent sandbox of this project may be about to mount them."""
-    for path in spec.guard_files:
+    for path in (*spec.guard_files, *spec.worktree_locks):
         if not os.path.lexists(path):
             continue  # the usual case: bwrap's mount point is gone with its namespace
         with contextlib.suppress(OSError), _parent(path) as (fd, name):

@@ -91,6 +91,7 @@ def prepare(spec: SandboxSpec, notes: str) -> tuple[SandboxSpec, str]:
     spec, notes = _toolchain_dir(spec, notes)
     spec, notes = _missing_roots(spec, notes)
     _guard_parents(spec)
+    spec = _lock_reason(spec)
     made = tuple(g for g in spec.guard_dirs if os.path.isdir(g) and not os.path.islink(g))
     if made:
         # A guarded directory made since the compile (ours: `~/.cache/swifty-sandbox`
@@ -115,6 +116,23 @@ def _toolchain_dir(spec: SandboxSpec, notes: str) -> tuple[SandboxSpec, str]:
         notes += t("run.toolchain_fallback", path=spec.toolchain_dir, error=e.strerror) + "\n"
         return dataclasses.replace(spec, toolchain_dir=None), notes
     return spec, notes
+
+
+def _lock_reason(spec: SandboxSpec) -> SandboxSpec:
+    """Write the reason git prints for a worktree locked inside (`spec.worktree_locks`)
+    to our protected cache; without it the lock is empty (/dev/null), which holds
+    the same."""
+    if spec.lock_reason is None:
+        return spec
+    try:
+        ensure_temp_dir(os.path.dirname(spec.lock_reason))
+        temporary = f"{spec.lock_reason}.{os.getpid()}"
+        with open(temporary, "w", encoding="utf-8") as f:
+            f.write(t("run.worktree_locked") + "\n")
+        os.replace(temporary, spec.lock_reason)
+    except OSError:
+        return dataclasses.replace(spec, lock_reason=None)
+    return spec
 
 
 def _guard_parents(spec: SandboxSpec) -> None:

@@ -51,6 +51,8 @@ EXIT_SETUP = ExitCode.SETUP
 # per project under the user's protected cache, never the shared /tmp.
 TEMP_HOME = ".cache/swifty-sandbox/tmp"
 TEMP_MOUNTS = ("/tmp", "/var/tmp")
+# The lock reason bound at each linked worktree's `locked` (see `worktree_locks`).
+LOCK_REASON = ".cache/swifty-sandbox/worktree-locked"
 # Names looked for in the project before and after each command: a repository (a `.git`,
 # or a bare one's `HEAD`) or a policy directory that appears is checked.
 MARKERS = frozenset((".git", ".swifty", "HEAD"))
@@ -144,6 +146,13 @@ class SandboxSpec:
     # cannot be mounted read-only, so each is checked after the command instead (one
     # that changed is moved aside); what it leads to, in a root, is read-only.
     kept_links: tuple[tuple[str, str], ...] = ()
+    # `locked` of each linked worktree (not locked yet): git inside finds the worktree
+    # locked, so `git worktree remove`, `move` and `prune` stop before they change
+    # anything — removed, they would stop half-way at the worktree's read-only git
+    # files (EBUSY) and leave a half-deleted tree. Bound from `lock_reason` (a file of
+    # ours saying why, which git prints), else /dev/null.
+    worktree_locks: tuple[str, ...] = ()
+    lock_reason: str | None = None
     # Missing directories made before the command (outermost first), following no
     # link, for the guards of protected home entries below them.
     guard_parents: tuple[str, ...] = ()
@@ -443,8 +452,9 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
     if temp_dir is not None and os.path.isdir(os.path.dirname(temp_dir)):
         unreadable_dirs.append(os.path.dirname(temp_dir))  # other projects' temp files
     hidden = [*unreadable_dirs, *unreadable_files]
+    locks = _worktree_locks(project, roots)
     hidden_tracked = gitindex.tracked(project, unreadable_files, unreadable_dirs)
-    pinned = dict.fromkeys(a for p in (*read_only, *guard, *guard_files, *hidden)
+    pinned = dict.fromkeys(a for p in (*read_only, *guard, *guard_files, *hidden, *locks)
                            for a in _ancestors_below(p, roots))
     for path in pinned:
         link = _first_link(path, roots)
@@ -489,6 +499,8 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         watch=watch,
         guard_files=tuple(dict.fromkeys(guard_files)),
         guard_parents=tuple(dict.fromkeys(guard_parents)),
+        worktree_locks=locks,
+        lock_reason=os.path.join(home, LOCK_REASON) if locks else None,
         bwrap=settings.bwrap,
         markers=tuple(marked),
         markers_in=(project,) if project in roots else (),
@@ -506,6 +518,29 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         links_before=links_before,
         kept_links=agent_links,
     )
+
+
+def _worktree_locks(project: str, roots: tuple[str, ...]) -> tuple[str, ...]:
+    """The missing `locked` files of the project's linked worktrees, in a root."""
+    directory = gitfiles.gitdir_of(os.path.join(project, ".git"))
+    if directory is None:
+        return ()
+    worktrees = os.path.join(directory, "worktrees")
+    try:
+        names = sorted(os.listdir(worktrees))
+    except OSError:
+        return ()
+    out = []
+    for name in names:
+        admin = os.path.join(worktrees, name)
+        lock = os.path.join(admin, "locked")
+        if os.path.isdir(admin) and not os.path.islink(admin) and \
+                not os.path.lexists(lock) and _inside_any(lock, roots):
+            link = _first_link(lock, roots)
+            if link is not None:
+                raise SetupError(t("setup.symlink", path=lock, link=link))
+            out.append(lock)
+    return tuple(out)
 
 
 def _agent_programs(project: str, home: str, roots: tuple[str, ...]) -> tuple[

@@ -77,6 +77,8 @@ def bwrap_argv(spec: SandboxSpec, command: Sequence[str], *, bwrap: str = "bwrap
         argv += ["--perms", "0555", "--tmpfs", path, "--remount-ro", path]
     for path in spec.guard_files:
         argv += ["--ro-bind", "/dev/null", path]
+    for path in spec.worktree_locks:
+        argv += ["--ro-bind", spec.lock_reason or "/dev/null", path]
     if spec.toolchain_dir is not None:
         parent = os.path.dirname(spec.toolchain_dir)
         argv += ["--perms", "0555", "--tmpfs", parent,

@@ -11,6 +11,13 @@ MESSAGES: dict[str, tuple[str, str]] = {
     ),
     "run.reason_created": ("it did not exist before the command", "命令运行前它并不存在"),
     "run.reason_link": ("a link into the command's own /tmp", "指向该命令自身 /tmp 的链接"),
+    "run.worktree_locked": (
+        "swifty-sandbox: inside the sandbox this worktree's git files are read-only, so "
+        "removing or moving it would stop half-way and leave a half-deleted tree. Do not "
+        "force it: ask the user to run `git worktree remove` outside the sandbox.",
+        "swifty-sandbox：在沙箱内，此工作树的 git 文件是只读的，"
+        "删除或移动它会中途失败并留下删了一半的目录。"
+        "不要强制执行：请让用户在沙箱外运行 `git worktree remove`。"),
     "run.reason_agent_link": (
         "a link on the way to a program an agent's settings run, changed by the command",
         "通往代理设置所运行程序的路径上的链接，被该命令更改了"),

@@ -434,3 +434,40 @@ def test_a_planted_index_does_not_slow_every_later_run(
     start = time.perf_counter()
     Sandbox(repo, home=home).spec()
     assert time.perf_counter() - start < 2.0
+
+
+# -- class 7: a worktree is never left half-removed --------------------------------------
+
+@pytest.fixture
+def worktree(repo: Path) -> Path:
+    git(repo, "config", "user.email", "a@b.c")
+    git(repo, "config", "user.name", "A")
+    for i in range(40):  # enough names that some come before `.git` in any order
+        (repo / f"f{i}.txt").write_text(f"{i}\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "init")
+    git(repo, "worktree", "add", "-q", "wt", "-b", "w")
+    return repo / "wt"
+
+
+@pytest.mark.parametrize("command", ["git worktree remove wt",
+                                     "git worktree remove --force wt",
+                                     "git worktree move wt wt2"])
+def test_a_worktree_is_not_left_half_removed(
+        attack: Attack, repo: Path, worktree: Path, command: str) -> None:
+    """Its gitfile and admin files are read-only inside, so a removal stopped at the
+    first one (EBUSY) after deleting whatever came before it: host git then called the
+    worktree dirty. Inside, git finds it locked and changes nothing. Control: the
+    command removes (or moves) it."""
+    before = sorted(p.name for p in worktree.iterdir())
+
+    def restore() -> None:
+        shutil.rmtree(repo / "wt2", ignore_errors=True)
+        git(repo, "worktree", "prune")
+        git(repo, "worktree", "add", "-q", "wt", "w")
+
+    result = attack(command, lambda: not worktree.exists(), restore)
+    assert sorted(p.name for p in worktree.iterdir()) == before, result
+    assert "outside the sandbox" in result.stderr
+    assert git(worktree, "status", "--porcelain") == ""
+    assert "locked" not in git(repo, "worktree", "list", "--porcelain")  # not after it
