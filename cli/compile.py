@@ -9,7 +9,7 @@ import click
 
 from swifty_sandbox.policy import Mode
 from swifty_sandbox.sandbox import Sandbox
-from swifty_sandbox.sandbox.backend import TARGETS, backend_for_target
+from swifty_sandbox.sandbox.backend import TARGETS, Host, backend_for_target
 from swifty_sandbox.sandbox.oci.backend import DEFAULT_IMAGE
 
 from .common import echo_json, json_option, mode_option, project_option, reports_errors
@@ -41,9 +41,13 @@ def compile_command(target: str, project: Path | None, mode: str | None,
     `{"target", "seccomp"}` or `{"target", "objects", "seccomp_profile"}`."""
     box = Sandbox(project, mode=Mode(mode) if mode else None)
     placeholder = [] if TARGETS[target] == "oci" else ["CMD", "ARG..."]  # oci: a real one
-    rendered = backend_for_target(target).render(target, box.spec(),
+    # bwrap, seatbelt: described as `run` would launch it here (its working directory,
+    # caps and network; dry: placeholder descriptors, nothing made).
+    host = Host(network=box.network(), dry=True)
+    spec = box.spec() if TARGETS[target] == "oci" else box.run_spec()
+    rendered = backend_for_target(target).render(target, spec,
                                                  list(command) or placeholder,
-                                                 {"bundle": bundle, "image": image})
+                                                 {"bundle": bundle, "image": image}, host)
     if as_json:
         echo_json(dict(rendered.json))
         return

@@ -269,9 +269,7 @@ class Sandbox:
             return _failed(EXIT_DENIED, decision.reason, decision)
         command = shell_argv(request.command) if request.command is not None \
             else list(request.argv or ())
-        here = _cwd() or str(self.project)
-        workdir = str(cwd) if cwd is not None else (
-            here if is_within(here, str(self.project)) else str(self.project))
+        workdir = self._workdir(cwd)
         limits = self._limits(timeout, output_bytes, memory_bytes, processes)
         try:
             if self.effective_sandbox_mode is SandboxMode.OFF:
@@ -288,6 +286,21 @@ class Sandbox:
         except SetupError as e:
             return _failed(EXIT_SETUP, e.diagnostics(), decision)
         return _result(done, decision, timeout)
+
+    def run_spec(self, cwd: str | Path | None = None, *, timeout: float | None = None,
+                 output_bytes: int = 1 << 20) -> SandboxSpec:
+        """The spec `run` would confine a command in here (its working directory and
+        caps), for `compile` to show what runs."""
+        return self.spec(self._workdir(cwd),
+                         self._limits(timeout, output_bytes, None, None))
+
+    def _workdir(self, cwd: str | Path | None) -> str:
+        """Where a command runs: `cwd`, else this directory inside the project, else
+        the project."""
+        if cwd is not None:
+            return str(cwd)
+        here = _cwd() or str(self.project)
+        return here if is_within(here, str(self.project)) else str(self.project)
 
     def _host_answers(self, ask: HostAsker | None, kept: list[str]
                       ) -> Callable[[str, int], bool] | None:

@@ -1,10 +1,13 @@
 """The backend seam: one `Backend` per way of confining a command, one dispatch.
 
-A backend turns the platform-neutral `SandboxSpec` into its own mechanics: `linux/`
-(bwrap + seccomp), `macos/` (seatbelt). `launch`, `compile` and `doctor` call a backend
-and never look at the platform themselves: `backend_for()` is the one place that does.
-A backend whose `compile` targets need no particular OS (`seatbelt` text, a bwrap argv)
-renders them on any machine; only `run` and `probe` need their own platform.
+A backend only translates: `compile(spec, command, host) → Launch` turns the
+platform-neutral `SandboxSpec` into its own mechanics — `linux/` (bwrap + seccomp),
+`macos/` (seatbelt) — and is the only way to an argv: `launch.run_confined` runs the
+launch (the one lifecycle: prepare, environment, execute, after-run, notes), `render`
+prints it (`compile --target`, on a dry `Host`). `launch`, `compile` and `doctor` call a
+backend and never look at the platform themselves: `backend_for()` is the one place that
+does. A backend whose `compile` targets need no particular OS (`seatbelt` text, a bwrap
+argv) renders them on any machine; only running and `probe` need their own platform.
 
 `oci/` only renders (`compile --target oci|oci-seccomp|kubernetes`): a `Renderer`, the
 part of a backend that `compile` uses; a container runtime does the running.
@@ -16,9 +19,10 @@ names in `TARGETS`.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
-from collections.abc import Mapping, Sequence
-from typing import IO, TYPE_CHECKING, Protocol
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from swifty_sandbox.messages import t
 
@@ -52,19 +56,184 @@ TARGETS: dict[str, str] = {
 _PLATFORMS: dict[str, str] = {"linux": "linux", "darwin": "macos"}
 
 
+class Host:
+    """The call a launch is compiled for: the caller's environment (before scrubbing),
+    the network allowlist (None: no network, also for an empty one), who answers for a
+    host outside it, the terminals the command inherits. `dry`: the launch is only
+    described (`render`): placeholder descriptors, nothing made, and what this machine
+    lacks (bwrap, libseccomp, sandbox-exec) is no error."""
+
+    __slots__ = ("ask_host", "dry", "environ", "network", "terminals")
+
+    def __init__(self, environ: Mapping[str, str] | None = None, *,
+                 network: NetworkPolicy | None = None, ask_host: HostAsk | None = None,
+                 terminals: tuple[str, ...] = (), dry: bool = False) -> None:
+        self.environ: Mapping[str, str] = environ if environ is not None else {}
+        self.network = network if network is not None and network.enabled else None
+        self.ask_host, self.terminals, self.dry = ask_host, terminals, dry
+
+
+class Companion(Protocol):
+    """A host-side process or thread one launch needs while it runs (the egress proxy)."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> tuple[str, tuple[dict[str, object], ...] | None]:
+        """Stopped: notes for stderr and the run's network events (None: not proxied)."""
+        ...
+
+
+EnvEdit = Callable[[dict[str, str]], dict[str, str]]
+Judge = Callable[["Completed", Mapping[str, str]], "Completed"]
+
+
 class Launch:
-    """One confined command, ready for `executor.execute`: the launcher's argv, the
-    environment, and the descriptors it inherits (their numbers appear in `argv`).
+    """One confined command ready for `executor.execute` — the launcher's argv, the
+    environment edits, the descriptors it inherits (their numbers are in `argv`), the
+    companions — and the owner of all of them: a context manager that closes every
+    descriptor, companion and cap it holds, also when `compile` fails half-way or the
+    command never starts. A backend's `compile` fills it; `launch.run_confined` runs it.
     A plain class, not a dataclass: this module is on `run`'s start-up path."""
 
-    __slots__ = ("argv", "cwd", "env", "fds")
+    __slots__ = ("_closers", "_companions", "_edits", "_handed", "_judges", "_next",
+                 "_owned", "_passed", "argv", "closing_notes", "cwd", "dry",
+                 "missing_launcher", "network", "notes", "own_tree", "preexec", "spec",
+                 "status_fd")
 
-    def __init__(self, argv: list[str], env: dict[str, str] | None = None,
-                 fds: tuple[int, ...] = (), cwd: str | None = None) -> None:
-        self.argv = argv
-        self.env = env if env is not None else {}
-        self.fds = fds
-        self.cwd = cwd  # None: the launcher changes directory itself (bwrap --chdir)
+    def __init__(self, spec: SandboxSpec, *, dry: bool = False) -> None:
+        self.spec = spec  # as it runs: the after-run step checks this one
+        self.dry = dry  # described only: every descriptor a placeholder number
+        self.argv: list[str] = []
+        self.cwd: str | None = None  # None: the launcher changes directory itself
+        self.notes = ""  # set-up fallbacks, said on stderr after the command
+        self.status_fd: int | None = None  # read alongside the output → result.status
+        self.preexec: Callable[[], None] | None = None  # between fork and exec
+        self.own_tree = False  # the launcher reaps its own tree (a PID namespace)
+        self.missing_launcher: str | None = None  # the SetupError when argv[0] is missing
+        self.closing_notes = ""  # after `close`: what the closers and companions said
+        self.network: tuple[dict[str, object], ...] | None = None  # after `close`
+        self._owned: list[int] = []
+        self._handed: list[int] = []
+        self._passed: list[int] = []
+        self._companions: list[Companion] = []
+        self._closers: list[Callable[[], str]] = []
+        self._edits: list[EnvEdit] = []
+        self._judges: list[Judge] = []
+        self._next = 3
+
+    # -- what compile gives it ------------------------------------------------------
+
+    def _fd(self, make: Callable[[], int], *, handed: bool = False) -> int:
+        if self.dry:
+            fd, self._next = self._next, self._next + 1
+            return fd
+        fd = make()
+        (self._handed if handed else self._owned).append(fd)
+        return fd
+
+    def inherit(self, make: Callable[[], int]) -> int:
+        """A descriptor the command inherits, closed here when the launch ends."""
+        fd = self._fd(make)
+        self._passed.append(fd)
+        return fd
+
+    def hand(self, make: Callable[[], int]) -> int:
+        """A descriptor only the command keeps: closed here right after the spawn (a
+        pipe's write end: its read end then sees EOF when the command is gone)."""
+        fd = self._fd(make, handed=True)
+        self._passed.append(fd)
+        return fd
+
+    def data(self, name: str, produce: Callable[[], bytes]) -> int:
+        """Inherited: a memfd holding `produce()` (not called when dry)."""
+        def make() -> int:
+            data = produce()
+            fd = os.memfd_create(name, 0)
+            try:
+                os.write(fd, data)
+                os.lseek(fd, 0, os.SEEK_SET)
+            except BaseException:
+                os.close(fd)
+                raise
+            return fd
+
+        return self.inherit(make)
+
+    def status_pipe(self) -> int:
+        """A pipe the launcher reports on: its read end becomes `status_fd`, its write
+        end (returned) is handed to the command."""
+        ends: list[int] = []
+
+        def read_end() -> int:
+            ends.extend(os.pipe())
+            return ends[0]
+
+        self.status_fd = self._fd(read_end)
+        return self.hand(lambda: ends[1])
+
+    def companion(self, companion: Companion) -> None:
+        self._companions.append(companion)
+
+    def on_close(self, closer: Callable[[], str]) -> None:
+        """Run when the launch ends, after its descriptors are closed; returns a note."""
+        self._closers.append(closer)
+
+    def edit_env(self, edit: EnvEdit) -> None:
+        """Applied to the scrubbed environment before the spawn (may raise SetupError)."""
+        self._edits.append(edit)
+
+    def judge_with(self, judge: Judge) -> None:
+        """What the result means: `SetupError` when the launcher failed before it ran
+        the command; the shell's 126/127 when the command could not be executed."""
+        self._judges.append(judge)
+
+    # -- what run_confined asks of it -----------------------------------------------
+
+    @property
+    def pass_fds(self) -> tuple[int, ...]:
+        return tuple(self._passed)
+
+    def environment(self, env: dict[str, str]) -> dict[str, str]:
+        for edit in self._edits:
+            env = edit(env)
+        return env
+
+    def start(self) -> None:
+        for companion in self._companions:
+            companion.start()
+
+    def release(self) -> tuple[int, ...]:
+        """The handed descriptors, from now on `execute`'s to close (right after the
+        spawn, even when it fails)."""
+        handed, self._handed = tuple(self._handed), []
+        return handed
+
+    def judge(self, result: Completed, env: Mapping[str, str]) -> Completed:
+        for judge in self._judges:
+            result = judge(result, env)
+        return result
+
+    def close(self) -> None:
+        notes: list[str] = []
+        try:
+            for companion in self._companions:
+                said, events = companion.stop()
+                notes.append(said)
+                if events is not None:
+                    self.network = events
+        finally:
+            self._companions = []
+            for fd in (*self._owned, *self._handed):
+                os.close(fd)
+            self._owned, self._handed = [], []
+            closers, self._closers = self._closers, []
+            self.closing_notes = "".join(closer() for closer in closers) + "".join(notes)
+
+    def __enter__(self) -> Launch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 class Rendered:
@@ -83,25 +252,20 @@ class Renderer(Protocol):
     targets: tuple[str, ...]  # the `compile --target` names this backend renders
 
     def render(self, target: str, spec: SandboxSpec, command: Sequence[str],
-               options: Mapping[str, object] | None = None) -> Rendered:
+               options: Mapping[str, object] | None = None, host: Host | None = None
+               ) -> Rendered:
         """`compile --target target -- command` (pure but for what `options` ask to be
-        written, e.g. an OCI bundle; any OS)."""
+        written, e.g. an OCI bundle; any OS). `host`: the call to describe (dry)."""
         ...
 
 
 class Backend(Renderer, Protocol):
 
-    def compile(self, spec: SandboxSpec, command: Sequence[str]) -> Launch:
-        """The launch of `command` confined by `spec` (pure; placeholder descriptors)."""
-        ...
-
-    def run(self, spec: SandboxSpec, command: Sequence[str], *, capture: bool,
-            stdin: int | IO[bytes] | None, environ: dict[str, str] | None,
-            network: NetworkPolicy | None = None, ask_host: HostAsk | None = None
-            ) -> Completed:
-        """Run `command` confined, on this backend's own platform; `SetupError` when
-        the confinement cannot be set up (the command did not run). `network`: the
-        allowlist of a proxied run; None or empty: no network."""
+    def compile(self, spec: SandboxSpec, command: Sequence[str], host: Host) -> Launch:
+        """The launch of `command` confined by `spec` for `host`: the only way to an
+        argv (`run_confined` runs it, `render` prints it). It only translates: the
+        lifecycle around it (prepare, environment, execute, after-run, notes) is
+        `launch.run_confined`'s. `SetupError` when this machine cannot confine."""
         ...
 
     def probe(self, configured_bwrap: str | None) -> list[Check]:

@@ -10,18 +10,27 @@ from __future__ import annotations
 import dataclasses
 import os
 import resource
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import IO, TYPE_CHECKING
 
 from swifty_sandbox.messages import t
 
 from .executor import DEVNULL, Completed, execute
-from .spec import EXIT_SETUP, Limits, SandboxSpec, SetupError, ensure_temp_dir
+from .spec import (
+    EXIT_SETUP,
+    TEMP_MOUNTS,
+    Limits,
+    SandboxSpec,
+    SetupError,
+    ensure_temp_dir,
+    scrub_env,
+)
 
 if TYPE_CHECKING:
     from swifty_sandbox.policy.network import NetworkPolicy
 
-    from .netproxy import HostAsk
+    from .backend import Backend, Host, Launch
+    from .netproxy import Egress, HostAsk
 
 __all__ = ["EXIT_SETUP", "SetupError", "run_confined", "run_unconfined", "shell_argv"]
 
@@ -50,19 +59,125 @@ def _rlimits(limits: Limits) -> Callable[[], None] | None:
 def run_confined(spec: SandboxSpec, command: Sequence[str], *,
                  capture: bool = True, stdin: int | IO[bytes] | None = DEVNULL,
                  environ: dict[str, str] | None = None,
-                 network: NetworkPolicy | None = None, ask_host: HostAsk | None = None
-                 ) -> Completed:
-    """Run `command` confined by this platform's backend (`backend.backend_for`).
-    `network`: the allowlist of a proxied run (`netproxy`); None or empty: none."""
-    from .backend import backend_for
+                 network: NetworkPolicy | None = None, ask_host: HostAsk | None = None,
+                 backend: Backend | None = None) -> Completed:
+    """Run `command` confined: the one lifecycle of every backend (None: this
+    platform's, `backend.backend_for`), which only translates (`Backend.compile`).
+    Prepare (toolchain cache, missing roots), compile, scrub the environment, execute,
+    close what the launch holds, the after-run step (always, once the launch exists),
+    notes on stderr, then the backend's judgement (did its launcher start the
+    command?). `network`: the allowlist of a proxied run (`netproxy`); None or empty:
+    none. `SetupError` when the confinement cannot be set up: the command did not run."""
+    from .backend import Host, backend_for
 
-    result = backend_for().run(spec, command, capture=capture, stdin=stdin,
-                               environ=environ, network=network, ask_host=ask_host)
-    if result.exit_code != 0 and not (network is not None and network.enabled):
+    host = Host(dict(os.environ if environ is None else environ), network=network,
+                ask_host=ask_host, terminals=inherited_terminals(stdin, capture))
+    spec, prepared = prepare(spec, "")
+    launch = (backend or backend_for()).compile(spec, command, host)
+    env: dict[str, str] = {}
+    try:
+        with launch:
+            env = launch.environment(environment(launch.spec, host.environ))
+            result = _execute(launch, env, capture=capture, stdin=stdin)
+    finally:
+        after = _after_run(launch.spec)
+    notes = launch.notes + prepared + after + launch.closing_notes
+    if launch.network is not None:
+        result = dataclasses.replace(result, network=launch.network)
+    if notes:
+        result = dataclasses.replace(
+            result, stderr=result.stderr + notes.encode(errors="surrogateescape"))
+    result = launch.judge(result, env)
+    if result.exit_code != 0 and host.network is None:
         hint = offline_hint(result.stderr)
         if hint:
             result = dataclasses.replace(result, stderr=result.stderr + hint.encode())
     return result
+
+
+def _execute(launch: Launch, env: dict[str, str], *, capture: bool,
+             stdin: int | IO[bytes] | None) -> Completed:
+    limits = launch.spec.limits
+    launch.start()
+    try:
+        return execute(launch.argv, env=env, cwd=launch.cwd, timeout=limits.timeout,
+                       capture=capture, output_bytes=limits.output_bytes, stdin=stdin,
+                       pass_fds=launch.pass_fds, status_fd=launch.status_fd,
+                       preexec=launch.preexec, close_after_spawn=launch.release(),
+                       own_tree=launch.own_tree)
+    except FileNotFoundError as e:
+        if launch.missing_launcher is None or e.filename != launch.argv[0]:
+            raise
+        raise SetupError(launch.missing_launcher) from e
+
+
+def environment(spec: SandboxSpec, environ: Mapping[str, str]) -> dict[str, str]:
+    """The command's environment before the backend's edits: secrets scrubbed, the
+    project's toolchain caches."""
+    env = scrub_env(dict(environ), spec)
+    if spec.toolchain_dir is not None:
+        from .toolchains import environment as toolchain_environment
+
+        env.update(toolchain_environment(spec.toolchain_dir, spec.home, env))
+    return env
+
+
+def _after_run(spec: SandboxSpec) -> str:
+    """The after-run step's notes; it never fails the run (the command ran: say what
+    was not checked)."""
+    from .aftercare import after_run
+
+    try:
+        return after_run(spec)
+    except Exception as e:
+        return t("run.aftercare_failed", error=e) + "\n"
+
+
+def inherited_terminals(stdin: int | IO[bytes] | None, capture: bool) -> tuple[str, ...]:
+    """The terminals among the descriptors the command inherits (stdin; stdout and
+    stderr when not captured)."""
+    inherited = [*((0,) if stdin is None else (stdin,) if isinstance(stdin, int) and
+                   stdin >= 0 else ()), *(() if capture else (1, 2))]
+    return tuple(dict.fromkeys(os.ttyname(fd) for fd in inherited if os.isatty(fd)))
+
+
+def proxied(launch: Launch, host: Host, spec: SandboxSpec, command: Sequence[str]
+            ) -> tuple[SandboxSpec, list[str]]:
+    """A proxied run (`host.network`): the command behind the forwarder, the egress
+    proxy its companion (its socket handed to the forwarder), the proxy variables set,
+    and the forwarder's interpreter readable under read roots."""
+    from .netproxy import Egress, forwarder_argv, interpreter_roots, proxy_env
+
+    assert host.network is not None
+    egress: list[Egress] = []
+
+    def channel() -> int:
+        egress.append(Egress(host.network, ask=host.ask_host))  # type: ignore[arg-type]
+        launch.companion(_Proxy(egress[0]))
+        fd, egress[0].fd = egress[0].fd, -1  # ours to close until handed over
+        return fd
+
+    wrapped = forwarder_argv(launch.hand(channel), list(command))
+    launch.edit_env(proxy_env)
+    if spec.read_roots is not None:
+        spec = dataclasses.replace(spec, read_roots=tuple(dict.fromkeys(
+            (*spec.read_roots, *interpreter_roots()))))
+    return spec, wrapped
+
+
+class _Proxy:
+    """The egress proxy as a launch's companion."""
+
+    def __init__(self, egress: Egress) -> None:
+        self.egress = egress
+
+    def start(self) -> None:
+        self.egress.start()
+
+    def stop(self) -> tuple[str, tuple[dict[str, object], ...] | None]:
+        events = self.egress.close()
+        blocked = self.egress.proxy.blocked_lines()
+        return "".join(line + "\n" for line in blocked), tuple(e.as_json() for e in events)
 
 
 # What resolvers and clients print when a name cannot be looked up or no route exists:
@@ -86,8 +201,9 @@ def offline_hint(stderr: bytes) -> str:
 
 
 def prepare(spec: SandboxSpec, notes: str) -> tuple[SandboxSpec, str]:
-    """What every backend does before a command: the toolchain cache and missing
-    writable roots made, hidden files git tracks named."""
+    """Before every backend's launch: the project's temp directory, the toolchain
+    cache and missing writable roots made, hidden files git tracks named."""
+    spec, notes = _temp_dir(spec, notes)
     spec, notes = _toolchain_dir(spec, notes)
     spec, notes = _missing_roots(spec, notes)
     _guard_parents(spec)
@@ -102,6 +218,20 @@ def prepare(spec: SandboxSpec, notes: str) -> tuple[SandboxSpec, str]:
             read_only=(*spec.read_only, *made))
     if spec.hidden_tracked:
         notes += hidden_tracked_note(spec.project, spec.hidden_tracked) + "\n"
+    return spec, notes
+
+
+def _temp_dir(spec: SandboxSpec, notes: str) -> tuple[SandboxSpec, str]:
+    """Create the project's temp directory; where it cannot be made, the command gets
+    an empty private /tmp (as confined, only not kept between commands) and says so."""
+    if spec.temp_dir is None:
+        return spec, notes
+    try:
+        ensure_temp_dir(spec.temp_dir)
+    except OSError as e:
+        notes += t("run.temp_fallback", path=spec.temp_dir, error=e.strerror) + "\n"
+        return dataclasses.replace(spec, temp_dir=None, temp_mounts=(), private_dirs=(
+            *spec.private_dirs, *TEMP_MOUNTS)), notes
     return spec, notes
 
 

@@ -82,18 +82,23 @@ class Caps:
         return killed
 
 
-def prepare(limits: Limits) -> Caps:
+def prepare(limits: Limits, *, dry: bool = False) -> Caps:
     """The caps for one command; raises `CapError` for a required cap that cannot be
-    enforced here."""
+    enforced here. `dry`: described only, no cgroup made (`cgroups.plan`)."""
     processes, memory = limits.processes or None, limits.memory_bytes or None
     caps = Caps()
     if processes is None and memory is None:
         return caps
     held: frozenset[str] = frozenset()
+    dirs: tuple[str, ...] = ()
     if os.geteuid() == 0:  # the kernel enforces no RLIMIT_NPROC for root: a cgroup
         from . import cgroups
 
-        caps.cgroup, held = cgroups.create(processes, memory)
+        if dry:
+            dirs, held = cgroups.plan(processes, memory)
+        else:
+            caps.cgroup, held = cgroups.create(processes, memory)
+            dirs = caps.cgroup.dirs if caps.cgroup is not None else ()
     rlimits = []
     if memory is not None:
         rlimits.append((resource.RLIMIT_DATA, "--data", memory))
@@ -111,7 +116,7 @@ def prepare(limits: Limits) -> Caps:
         caps.prefix = [prlimit, *(f"{flag}={n}:{n}" for _, flag, n in rlimits), "--"]
     else:  # set before bwrap: RLIMIT_NPROC then counts all of the user's processes
         caps.rlimits = [(which, n) for which, _, n in rlimits]
-    if caps.cgroup is not None:
-        procs = [os.path.join(d, "cgroup.procs") for d in caps.cgroup.dirs]
+    if dirs:
+        procs = [os.path.join(d, "cgroup.procs") for d in dirs]
         caps.outer = ["/bin/sh", "-c", _JOIN, "swifty-cgroup", *procs, "--"]
     return caps

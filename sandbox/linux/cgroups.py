@@ -189,13 +189,32 @@ def _remove_stale(base: str) -> None:
                     os.rmdir(entry.path)
 
 
+def _usable(processes: int | None, memory_bytes: int | None) -> list[str]:
+    """The controllers that would hold the caps asked for."""
+    found = places()
+    return [c for c, cap in (("pids", processes), ("memory", memory_bytes))
+            if cap and c in found]
+
+
+# The name of a cgroup only described (`compile --target bwrap`): each command's own
+# is `swifty-<pid>-<n>`, made when it runs.
+PLACEHOLDER = "swifty-PID-N"
+
+
+def plan(processes: int | None, memory_bytes: int | None) -> tuple[tuple[str, ...],
+                                                                   frozenset[str]]:
+    """What `create` would make — its directories (named `PLACEHOLDER`) and the
+    controllers holding caps — making nothing (a creation that fails is not foreseen)."""
+    found, usable = places(), _usable(processes, memory_bytes)
+    bases = dict.fromkeys(found[c].base for c in usable)
+    return tuple(os.path.join(b, PLACEHOLDER) for b in bases), frozenset(usable)
+
+
 def create(processes: int | None, memory_bytes: int | None) -> tuple[Cgroup | None,
                                                                      frozenset[str]]:
     """A cgroup with the caps it can hold, and which controllers those are (a cap
     without one here is the caller's to enforce otherwise)."""
-    wanted = [c for c, cap in (("pids", processes), ("memory", memory_bytes)) if cap]
-    found = places()
-    usable = [c for c in wanted if c in found]
+    found, usable = places(), _usable(processes, memory_bytes)
     if not usable:
         return None, frozenset()
     name = f"swifty-{os.getpid()}-{next(_counter)}"

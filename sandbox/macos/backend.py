@@ -13,23 +13,18 @@ import shlex
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
-from typing import IO, TYPE_CHECKING
+from functools import partial
+from typing import TYPE_CHECKING
 
 from swifty_sandbox.messages import t
 
-from ..aftercare import after_run
-from ..backend import Launch, Rendered
+from ..backend import Host, Launch, Rendered
 from ..executor import Completed, execute
-from ..launch import prepare as prepare_run
 from ..spec import TEMP_HOME, SandboxSpec, SetupError, ensure_temp_dir, scrub_env
-from ..toolchains import environment as toolchain_environment
 from .seatbelt import SANDBOX_EXEC, sandbox_exec_argv, seatbelt_profile
 
 if TYPE_CHECKING:
-    from swifty_sandbox.policy.network import NetworkPolicy
-
     from ..doctor import Check
-    from ..netproxy import HostAsk
 
 # sandbox-exec's own failures (sysexits): the profile did not compile (EX_DATAERR) or
 # the sandbox could not be applied (EX_OSERR); it says so on stderr first.
@@ -43,13 +38,36 @@ class MacosBackend:
     name = "macos"
     targets = ("seatbelt",)
 
-    def compile(self, spec: SandboxSpec, command: Sequence[str]) -> Launch:
-        return Launch(sandbox_exec_argv(seatbelt_profile(spec), command), cwd=spec.cwd)
+    def compile(self, spec: SandboxSpec, command: Sequence[str], host: Host) -> Launch:
+        """`sandbox-exec -p PROFILE -D …`, run in the working directory; TMPDIR the
+        command's temp directory."""
+        if not host.dry:
+            if host.network is not None:
+                # The proxy's way in is the Linux forwarder; no network rather than all.
+                raise SetupError(t("setup.macos_network"))
+            if spec.limits.processes_required:
+                raise SetupError(t("setup.macos_caps"))
+        launch = Launch(spec, dry=host.dry)
+        try:
+            spec = _temp_dir(launch, spec)
+            launch.argv = sandbox_exec_argv(
+                seatbelt_profile(spec, terminals=host.terminals), command)
+        except BaseException:
+            launch.close()
+            raise
+        launch.spec, launch.cwd = spec, spec.cwd
+        launch.missing_launcher = t("setup.no_sandbox_exec", path=SANDBOX_EXEC)
+        launch.edit_env(partial(_checked_env, spec, launch.argv))
+        launch.judge_with(_judged)
+        return launch
 
     def render(self, target: str, spec: SandboxSpec, command: Sequence[str],
-               options: Mapping[str, object] | None = None) -> Rendered:
+               options: Mapping[str, object] | None = None, host: Host | None = None
+               ) -> Rendered:
+        # No network here: the profile is what it is, with or without an allowlist.
+        with self.compile(spec, command, Host(dry=True)) as launch:
+            argv, spec = launch.argv, launch.spec
         profile = seatbelt_profile(spec)
-        argv = sandbox_exec_argv(profile, command)
         return Rendered(
             profile.text,
             {"target": target, "profile": profile.text, "params": dict(profile.params),
@@ -60,81 +78,7 @@ class MacosBackend:
     def environment(self, spec: SandboxSpec, environ: dict[str, str]) -> dict[str, str]:
         """The scrubbed environment; TMPDIR is the project's temp directory (macOS
         cannot show it at /tmp), or unset when there is none."""
-        env = scrub_env(environ, spec)
-        env.pop("TMPDIR", None)
-        if spec.temp_dir is not None:
-            env["TMPDIR"] = spec.temp_dir
-        return env
-
-    def run(self, spec: SandboxSpec, command: Sequence[str], *, capture: bool,
-            stdin: int | IO[bytes] | None, environ: dict[str, str] | None,
-            network: NetworkPolicy | None = None, ask_host: HostAsk | None = None
-            ) -> Completed:
-        if network is not None and network.enabled:
-            # The proxy's way in is the Linux forwarder; no network rather than all.
-            raise SetupError(t("setup.macos_network"))
-        if spec.limits.processes_required:
-            raise SetupError(t("setup.macos_caps"))
-        private = None
-        try:
-            if spec.temp_dir is not None:
-                ensure_temp_dir(spec.temp_dir)
-            elif spec.private_dirs and spec.home:
-                # `tmp: private`: no mount can give it an empty /tmp, so a directory
-                # of its own for this command ($TMPDIR), removed after it.
-                parent = os.path.join(spec.home, TEMP_HOME)
-                ensure_temp_dir(parent)
-                private = tempfile.mkdtemp(prefix="private-", dir=parent)
-                spec = dataclasses.replace(spec, temp_dir=private)
-        except OSError as e:
-            raise SetupError(t("setup.macos_temp", path=spec.temp_dir or spec.home,
-                               error=e.strerror)) from e
-        spec, notes = prepare_run(spec, "")
-        try:
-            result = self._run(spec, command, capture=capture, stdin=stdin,
-                               environ=environ)
-            if notes:
-                result = dataclasses.replace(
-                    result, stderr=notes.encode(errors="surrogateescape") + result.stderr)
-            return result
-        finally:
-            if private is not None:
-                shutil.rmtree(private, ignore_errors=True)
-
-    def _run(self, spec: SandboxSpec, command: Sequence[str], *, capture: bool,
-             stdin: int | IO[bytes] | None, environ: dict[str, str] | None) -> Completed:
-        inherited = [*((0,) if stdin is None else (stdin,) if isinstance(stdin, int) and
-                       stdin >= 0 else ()), *(() if capture else (1, 2))]
-        terminals = tuple(dict.fromkeys(os.ttyname(fd) for fd in inherited if os.isatty(fd)))
-        launch = Launch(sandbox_exec_argv(seatbelt_profile(spec, terminals=terminals),
-                                          command), cwd=spec.cwd)
-        env = self.environment(spec, dict(os.environ if environ is None else environ))
-        if spec.toolchain_dir is not None:
-            env.update(toolchain_environment(spec.toolchain_dir, spec.home, env))
-        size = sum(len(a.encode(errors="surrogateescape")) + 9 for a in launch.argv) + \
-            sum(len(f"{k}={v}".encode(errors="surrogateescape")) + 9 for k, v in env.items())
-        if size > _ARG_MAX:  # every path is a parameter: a huge tree can exceed exec's limit
-            raise SetupError(t("setup.macos_too_large", size=size, limit=_ARG_MAX))
-        try:
-            result = execute(launch.argv, env=env, cwd=launch.cwd,
-                             timeout=spec.limits.timeout, capture=capture,
-                             output_bytes=spec.limits.output_bytes, stdin=stdin)
-        except FileNotFoundError as e:
-            if e.filename != SANDBOX_EXEC:
-                raise
-            raise SetupError(t("setup.no_sandbox_exec", path=SANDBOX_EXEC)) from e
-        finally:
-            try:
-                notes = after_run(spec)
-            except Exception as e:  # the command ran: say what was not checked, never crash
-                notes = t("run.aftercare_failed", error=e) + "\n"
-        error = sandbox_exec_error(result)
-        if error is not None:
-            raise SetupError(t("setup.sandbox_exec_failed", error=error))
-        if notes:
-            result = dataclasses.replace(
-                result, stderr=result.stderr + notes.encode(errors="surrogateescape"))
-        return result
+        return _tmpdir(spec, scrub_env(environ, spec))
 
     def probe(self, configured_bwrap: str | None) -> list[Check]:
         from ..doctor import Check, self_protection
@@ -157,6 +101,53 @@ class MacosBackend:
         checks.append(self_protection(configured_bwrap))
         checks.append(Check("caps", True, t("doctor.caps_macos"), t("doctor.fix.caps_macos")))
         return checks
+
+
+def _temp_dir(launch: Launch, spec: SandboxSpec) -> SandboxSpec:
+    """`tmp: private` (or no project temp directory could be made): no mount can give
+    the command an empty /tmp, so a directory of its own ($TMPDIR), removed when the
+    launch ends."""
+    if launch.dry or spec.temp_dir is not None or not (spec.private_dirs and spec.home):
+        return spec
+    parent = os.path.join(spec.home, TEMP_HOME)
+    try:
+        ensure_temp_dir(parent)
+        private = tempfile.mkdtemp(prefix="private-", dir=parent)
+    except OSError as e:
+        raise SetupError(t("setup.macos_temp", path=parent, error=e.strerror)) from e
+
+    def remove() -> str:
+        shutil.rmtree(private, ignore_errors=True)
+        return ""
+
+    launch.on_close(remove)
+    return dataclasses.replace(spec, temp_dir=private)
+
+
+def _tmpdir(spec: SandboxSpec, env: dict[str, str]) -> dict[str, str]:
+    env.pop("TMPDIR", None)
+    if spec.temp_dir is not None:
+        env["TMPDIR"] = spec.temp_dir
+    return env
+
+
+def _checked_env(spec: SandboxSpec, argv: list[str], env: dict[str, str]
+                 ) -> dict[str, str]:
+    """TMPDIR set; refused (`SetupError`) when argv and environment together exceed
+    what exec takes (every path is a parameter: a huge tree can)."""
+    env = _tmpdir(spec, env)
+    size = sum(len(a.encode(errors="surrogateescape")) + 9 for a in argv) + \
+        sum(len(f"{k}={v}".encode(errors="surrogateescape")) + 9 for k, v in env.items())
+    if size > _ARG_MAX:
+        raise SetupError(t("setup.macos_too_large", size=size, limit=_ARG_MAX))
+    return env
+
+
+def _judged(result: Completed, env: Mapping[str, str]) -> Completed:
+    error = sandbox_exec_error(result)
+    if error is not None:
+        raise SetupError(t("setup.sandbox_exec_failed", error=error))
+    return result
 
 
 def sandbox_exec_error(result: Completed) -> str | None:

@@ -13,7 +13,7 @@ from swifty_sandbox.messages import t
 from swifty_sandbox.policy import UsageError
 from swifty_sandbox.policy.paths import is_within
 
-from ..backend import Rendered
+from ..backend import Host, Rendered
 from ..spec import SandboxSpec
 
 DEFAULT_IMAGE = "docker.io/library/debian:bookworm-slim"
@@ -42,7 +42,8 @@ class OciRenderer:
     targets = ("oci", "oci-seccomp", "kubernetes")
 
     def render(self, target: str, spec: SandboxSpec, command: Sequence[str],
-               options: Mapping[str, object] | None = None) -> Rendered:
+               options: Mapping[str, object] | None = None, host: Host | None = None
+               ) -> Rendered:
         """`options`: `bundle` (a directory: the bundle for `oci`, the node's seccomp
         file for `kubernetes`), `image` (kubernetes)."""
         from .seccomp import oci_seccomp

@@ -28,6 +28,7 @@ from swifty_sandbox.policy.profile import builtin_profiles
 from swifty_sandbox.policy.rules import PathPattern
 from swifty_sandbox.sandbox import SandboxSpec, SetupError
 from swifty_sandbox.sandbox.backend import TARGETS, backend_for, backend_named
+from swifty_sandbox.sandbox.launch import run_confined
 from swifty_sandbox.sandbox.linux.bwrap import bwrap_argv
 from swifty_sandbox.sandbox.macos.backend import MacosBackend
 from swifty_sandbox.sandbox.macos.seatbelt import (
@@ -355,10 +356,10 @@ def test_run_on_macos_calls_sandbox_exec(fp: object, project: Path, home: Path,
     monkeypatch.setattr(executor, "kill_tree", lambda pid: None)
     fp.register([SANDBOX_EXEC, fp.any()], returncode=3)
     spec = spec_for(project, home)
-    backend = backend_for("darwin")
-    result = backend.run(spec, ["make", "test"], capture=False, stdin=subprocess.DEVNULL,
-                         environ={"PATH": "/usr/bin", "TMPDIR": "/var/folders/x/T/",
-                                  "AWS_SECRET_ACCESS_KEY": "s"})
+    result = run_confined(spec, ["make", "test"], capture=False, stdin=subprocess.DEVNULL,
+                          environ={"PATH": "/usr/bin", "TMPDIR": "/var/folders/x/T/",
+                                   "AWS_SECRET_ACCESS_KEY": "s"},
+                          backend=backend_for("darwin"))
     assert result.exit_code == 3
     call = [str(a) for a in fp.calls[0]]
     # Output is not captured: the terminal it goes to (under `pytest -s`) is writable.
@@ -382,8 +383,8 @@ def test_macos_environment(project: Path, home: Path) -> None:
 @pytest.mark.skipif(sys.platform == "darwin", reason="macOS has sandbox-exec")
 def test_missing_sandbox_exec_fails_closed(project: Path, home: Path) -> None:
     with pytest.raises(SetupError, match="sandbox-exec"):
-        backend_for("darwin").run(spec_for(project, home), ["true"], capture=True,
-                                  stdin=None, environ={})
+        run_confined(spec_for(project, home), ["true"], capture=True, stdin=None,
+                     environ={}, backend=backend_for("darwin"))
 
 
 def test_sandbox_exec_errors_are_setup_errors() -> None:
@@ -510,7 +511,8 @@ def test_private_tmp_on_macos_is_a_directory_per_command(
     assert spec.temp_dir is None and spec.private_dirs
     temps = []
     for _ in range(2):
-        backend_for("darwin").run(spec, ["true"], capture=False, stdin=None, environ={})
+        run_confined(spec, ["true"], capture=False, stdin=None, environ={},
+                     backend=backend_for("darwin"))
         call = [str(a) for a in fp.calls[-1]]
         values = dict(call[i + 1].split("=", 1) for i, a in enumerate(call[:-2]) if a == "-D")
         temps.append(values["TEMP_0"])
@@ -546,4 +548,5 @@ def test_a_profile_too_large_to_start_fails_closed(project: Path, home: Path) ->
     many = tuple(str(project / f"d{i:05}" / "x" / "secret.env") for i in range(12000))
     spec = dataclasses.replace(spec, unreadable_files=many)
     with pytest.raises(SetupError, match="more than macOS lets a command start with"):
-        backend_for("darwin").run(spec, ["true"], capture=True, stdin=None, environ={})
+        run_confined(spec, ["true"], capture=True, stdin=None, environ={},
+                     backend=backend_for("darwin"))
