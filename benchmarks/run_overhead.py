@@ -32,7 +32,7 @@ from pathlib import Path
 from swifty_sandbox import Mode, Sandbox
 from swifty_sandbox.sandbox.linux.bwrap import bwrap_argv
 from swifty_sandbox.sandbox.linux.seccomp import export
-from swifty_sandbox.sandbox.probe import find_bwrap
+from swifty_sandbox.sandbox.run.probe import find_bwrap
 from swifty_sandbox.sandbox.spec import compile_spec
 
 

@@ -23,7 +23,7 @@ from swifty_sandbox.policy.audit import (
 )
 from swifty_sandbox.policy.errors import ExitCode
 from swifty_sandbox.policy.limits import describe_memory
-from swifty_sandbox.sandbox import Sandbox
+from swifty_sandbox.sandbox.agents import Sandbox
 
 from .common import echo_json, json_option, project_option, reports_errors
 from .sarif import to_sarif
@@ -71,7 +71,7 @@ def hidden_tracked_findings(root: Path, files: list[Path]) -> list[Finding]:
     """`hidden-tracked`: a ReadFile deny rule of an audited file hides a file git
     tracks (git inside then shows a change it cannot diff or commit)."""
     from swifty_sandbox.policy import SwiftyError
-    from swifty_sandbox.sandbox.effective import hidden_tracked_rules
+    from swifty_sandbox.sandbox.agents.effective import hidden_tracked_rules
 
     audited = {os.path.realpath(f) for f in files}
     try:
@@ -104,7 +104,7 @@ def policy_show(project: Path | None, as_json: bool) -> None:
             rows.append({"layer": layer.scope.value, "file": rule.file, "line": rule.line,
                          "rule": rule.text, "effect": rule.effect.value,
                          "shadowed_by": f"{by.text} (line {by.line})" if by else None})
-    from swifty_sandbox.sandbox.effective import settings
+    from swifty_sandbox.sandbox.agents.effective import settings
 
     effective = settings(box)
     if as_json:

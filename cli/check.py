@@ -10,9 +10,9 @@ import click
 from swifty_sandbox.messages import t
 from swifty_sandbox.policy import Decision, Effect, Request, Tool, UsageError
 from swifty_sandbox.policy.errors import ExitCode
-from swifty_sandbox.sandbox import Sandbox
-from swifty_sandbox.sandbox.api import request_from_json
-from swifty_sandbox.sandbox.jsonlines import read_json_lines
+from swifty_sandbox.sandbox.agents import Sandbox
+from swifty_sandbox.sandbox.agents.api import request_from_json
+from swifty_sandbox.sandbox.agents.jsonlines import read_json_lines
 
 from .common import (
     TOOL_NAMES,

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from swifty_sandbox.policy import Mode
-from swifty_sandbox.sandbox import Sandbox
+from swifty_sandbox.sandbox.agents import Sandbox
 from swifty_sandbox.sandbox.backend import TARGETS, Host, backend_for_target
 from swifty_sandbox.sandbox.oci.backend import DEFAULT_IMAGE
 

@@ -6,7 +6,7 @@ import click
 
 from swifty_sandbox.messages import t
 from swifty_sandbox.policy.errors import ExitCode
-from swifty_sandbox.sandbox.doctor import diagnose
+from swifty_sandbox.sandbox.run.doctor import diagnose
 
 from .common import echo_json, json_option, reports_errors
 

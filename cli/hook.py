@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from swifty_sandbox.messages import t
-from swifty_sandbox.sandbox.hooks import (
+from swifty_sandbox.sandbox.agents.hooks import (
     EXIT_BLOCK,
     MAX_INPUT,
     Agent,

@@ -8,7 +8,7 @@ import click
 
 from swifty_sandbox.messages import t
 from swifty_sandbox.policy import UsageError
-from swifty_sandbox.sandbox import Sandbox
+from swifty_sandbox.sandbox.agents import Sandbox
 
 from .common import mode_option, project_option, reports_errors, sandbox_option, warn
 
@@ -27,7 +27,7 @@ def mcp_command(project: Path | None, mode: str | None, sandbox_mode: str | None
       claude mcp add swifty -- swifty-sandbox mcp --project .
     """
     try:
-        from swifty_sandbox.sandbox.mcp_server import serve_stdio
+        from swifty_sandbox.sandbox.agents.mcp_server import serve_stdio
     except ImportError as e:
         raise UsageError(t("mcp.missing")) from e
     box = Sandbox(project, mode=mode, sandbox_mode=sandbox_mode)

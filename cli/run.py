@@ -10,7 +10,7 @@ import click
 from swifty_sandbox.messages import t
 from swifty_sandbox.policy import Decision, Request, UsageError
 from swifty_sandbox.policy.limits import parse_memory, parse_processes
-from swifty_sandbox.sandbox import Answer, Sandbox
+from swifty_sandbox.sandbox.agents import Answer, Sandbox
 
 from .common import (
     Interrupted,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from swifty_sandbox.sandbox import Sandbox
-from swifty_sandbox.sandbox.serve import Server
+from swifty_sandbox.sandbox.agents import Sandbox
+from swifty_sandbox.sandbox.agents.serve import Server
 
 from .common import (
     allow_net_option,

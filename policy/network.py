@@ -1,6 +1,6 @@
 """Network by allowlist: host entries, presets, and the decision for one destination.
 
-Pure: the proxy (`sandbox/netproxy.py`) resolves names and connects; this module says
+Pure: the proxy (`sandbox/net/netproxy.py`) resolves names and connects; this module says
 whether a host (as the command wrote it) may be reached, and then whether each address
 a name resolved to may be connected to.
 

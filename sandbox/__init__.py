@@ -1,7 +1,7 @@
-"""OS confinement and execution, built on `policy`."""
+"""OS confinement and execution, built on `policy`: what must hold (`spec`), the run
+lifecycle (`run`), the network (`net`), the backends (`linux`, `macos`, `oci`) behind
+one seam (`backend`); the surfaces agents and the CLI use are in `agents`, above it."""
 
-from .api import EXIT_DENIED, Answer, Asker, RunResult, Sandbox, as_request
 from .spec import EXIT_SETUP, Limits, SandboxSpec, SetupError
 
-__all__ = ["EXIT_DENIED", "EXIT_SETUP", "Answer", "Asker", "Limits", "RunResult", "Sandbox",
-           "SandboxSpec", "SetupError", "as_request"]
+__all__ = ["EXIT_SETUP", "Limits", "SandboxSpec", "SetupError"]

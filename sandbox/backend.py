@@ -31,9 +31,9 @@ from .spec import SandboxSpec, SetupError
 if TYPE_CHECKING:
     from swifty_sandbox.policy.network import NetworkPolicy
 
-    from .doctor import Check
-    from .executor import Completed
-    from .netproxy import HostAsk
+    from .net.netproxy import HostAsk
+    from .run.doctor import Check
+    from .run.executor import Completed
 
 # Backend name → the module holding its `BACKEND` (imported only when used: `run` on
 # Linux never imports the macOS code, nor `compile --target seatbelt` the Linux code).

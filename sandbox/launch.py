@@ -15,7 +15,7 @@ from typing import IO, TYPE_CHECKING
 
 from swifty_sandbox.messages import t
 
-from .executor import DEVNULL, Completed, execute
+from .run.executor import DEVNULL, Completed, execute
 from .spec import (
     EXIT_SETUP,
     TEMP_MOUNTS,
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from swifty_sandbox.policy.network import NetworkPolicy
 
     from .backend import Backend, Host, Launch
-    from .netproxy import Egress, HostAsk
+    from .net.netproxy import Egress, HostAsk
 
 __all__ = ["EXIT_SETUP", "SetupError", "run_confined", "run_unconfined", "shell_argv"]
 
@@ -125,7 +125,7 @@ def environment(spec: SandboxSpec, environ: Mapping[str, str]) -> dict[str, str]
 def _after_run(spec: SandboxSpec) -> str:
     """The after-run step's notes; it never fails the run (the command ran: say what
     was not checked)."""
-    from .aftercare import after_run
+    from .run.aftercare import after_run
 
     try:
         return after_run(spec)
@@ -146,7 +146,7 @@ def proxied(launch: Launch, host: Host, spec: SandboxSpec, command: Sequence[str
     """A proxied run (`host.network`): the command behind the forwarder, the egress
     proxy its companion (its socket handed to the forwarder), the proxy variables set,
     and the forwarder's interpreter readable under read roots."""
-    from .netproxy import Egress, forwarder_argv, interpreter_roots, proxy_env
+    from .net.netproxy import Egress, forwarder_argv, interpreter_roots, proxy_env
 
     assert host.network is not None
     egress: list[Egress] = []
@@ -268,8 +268,8 @@ def _lock_reason(spec: SandboxSpec) -> SandboxSpec:
 def _guard_parents(spec: SandboxSpec) -> None:
     """Make the missing parents of guarded home entries (`spec.guard_parents`), each
     from a descriptor that follows no link; the command does not run without them."""
-    from .aftercare import open_dir
     from .roots import open_dir_at
+    from .run.aftercare import open_dir
 
     for path in spec.guard_parents:
         if os.path.isdir(path) and not os.path.islink(path):
@@ -315,7 +315,7 @@ def run_unconfined(command: Sequence[str], *, cwd: str, limits: Limits,
                        output_bytes=limits.output_bytes, stdin=stdin,
                        preexec=_rlimits(limits))
     except OSError as e:  # not found, not executable: 127 / 126, as shells say
-        from .execfail import unconfined_failure
+        from .run.execfail import unconfined_failure
 
         failed = unconfined_failure(e, command, cwd=cwd, path=os.environ.get("PATH"))
         if failed is None:

@@ -96,7 +96,7 @@ def planted_link(roots: Iterable[tuple[str, str]], writable: tuple[str, ...]
 
 def create(roots: Iterable[str]) -> tuple[list[str], list[str]]:
     """Make the planned roots; returns (notes, roots that could not be made)."""
-    from .aftercare import open_dir  # aftercare imports spec, which imports this
+    from .run.aftercare import open_dir  # aftercare imports spec, which imports this
 
     notes: list[str] = []
     failed: list[str] = []

@@ -291,7 +291,7 @@ def trusted_paths(bwrap: str | None = None) -> tuple[str, ...]:
     `.venv`, an editable checkout) they are mounted read-only."""
     from swifty_sandbox import parts
 
-    from .probe import find_bwrap
+    from .run.probe import find_bwrap
 
     paths = [sys.prefix, sys.exec_prefix, os.path.dirname(_real(sys.executable))]
     paths += parts.directories()  # every package's, derived (a subpackage added later too)

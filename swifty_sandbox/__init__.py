@@ -25,7 +25,7 @@ _PUBLIC = {
     "SandboxMode": "swifty_sandbox.policy",
     "SwiftyError": "swifty_sandbox.policy",
     "Tool": "swifty_sandbox.policy",
-    "Sandbox": "swifty_sandbox.sandbox",
+    "Sandbox": "swifty_sandbox.sandbox.agents",
 }
 
 __all__ = [
@@ -56,7 +56,7 @@ if TYPE_CHECKING:
         SwiftyError,
         Tool,
     )
-    from swifty_sandbox.sandbox import Sandbox
+    from swifty_sandbox.sandbox.agents import Sandbox
 
 
 def __getattr__(name: str) -> object:

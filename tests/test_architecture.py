@@ -1,6 +1,6 @@
-"""Dependencies flow one way: cli → sandbox → policy (SPEC §1), with the message table
-and the list of the package's parts as leaves everyone may use; the package's parts are
-one derived list that the build configuration agrees with."""
+"""Dependencies flow one way: cli → sandbox.agents → sandbox → policy (SPEC §1), with the
+message table and the list of the package's parts as leaves everyone may use; the
+package's parts are one derived list that the build configuration agrees with."""
 
 from __future__ import annotations
 
@@ -20,16 +20,20 @@ ALLOWED = {
     "policy": {"policy"},
     "profiles": set(),
     "sandbox": {"policy", "sandbox"},
-    "cli": {"policy", "sandbox", "cli"},
+    "sandbox.agents": {"policy", "sandbox", "sandbox.agents"},
+    "cli": {"policy", "sandbox", "sandbox.agents", "cli"},
     "messages": {"messages"},
     "parts": set(),
-    "": {"policy", "sandbox"},  # the package root: its public names, imported lazily
+    "": {"policy", "sandbox.agents"},  # the package root: its public names, imported lazily
 }
 
 
 def layer(module: str) -> str:
-    """`swifty_sandbox.sandbox.linux.bwrap` → `sandbox`; the root itself → ``."""
+    """`swifty_sandbox.sandbox.linux.bwrap` → `sandbox`, `swifty_sandbox.sandbox.agents.hooks`
+    → `sandbox.agents`; the root itself → ``."""
     parts_ = module.split(".")
+    if parts_[1:3] == ["sandbox", "agents"]:
+        return "sandbox.agents"
     return parts_[1] if len(parts_) > 1 else ""
 
 
@@ -107,4 +111,4 @@ def test_only_the_executor_spawns_processes() -> None:
         names |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
         if "subprocess" in names:
             spawners.append(module)
-    assert spawners == ["swifty_sandbox.sandbox.executor"]
+    assert spawners == ["swifty_sandbox.sandbox.run.executor"]

@@ -13,16 +13,16 @@ from typing import TYPE_CHECKING
 from swifty_sandbox.messages import t
 from swifty_sandbox.policy.errors import ExitCode
 
-from ..aftercare import open_dir
 from ..backend import Host, Launch, Rendered
 from ..launch import proxied
+from ..run.aftercare import open_dir
 from ..spec import Limits, SandboxSpec, SetupError
 
 if TYPE_CHECKING:
     from swifty_sandbox.policy.profile import SeccompProfile
 
-    from ..doctor import Check
-    from ..executor import Completed
+    from ..run.doctor import Check
+    from ..run.executor import Completed
     from .caps import Caps
 
 
@@ -34,7 +34,7 @@ class LinuxBackend:
         """bwrap's argv: the caps' cgroup join before it and prlimit inside, the
         seccomp filter in a memfd, the read-write binds from directory descriptors,
         bwrap's status pipe, the forwarder for a proxied run."""
-        from ..probe import find_bwrap
+        from ..run.probe import find_bwrap
         from .bwrap import bwrap_argv
 
         bwrap = find_bwrap(spec.bwrap)
@@ -85,8 +85,8 @@ class LinuxBackend:
     def probe(self, configured_bwrap: str | None) -> list[Check]:
         from pathlib import Path
 
-        from ..doctor import Check, self_protection, userns_fix
-        from ..probe import bwrap_version, find_bwrap, read_sysctl, try_namespaces
+        from ..run.doctor import Check, self_protection, userns_fix
+        from ..run.probe import bwrap_version, find_bwrap, read_sysctl, try_namespaces
         from .seccomp import SeccompUnavailable, export
 
         root = os.getuid() == 0
@@ -180,7 +180,7 @@ def _judged(bwrap: str, command: list[str], prefix: list[str], cwd: str,
             raise SetupError(t("setup.bwrap_too_old", bwrap=bwrap))
         raise SetupError(t("setup.bwrap_failed", error=error))
     if result.exit_code in (1, ExitCode.NOT_EXECUTABLE, ExitCode.NOT_FOUND):
-        from ..execfail import confined_failure  # maybe an exec that failed: see there
+        from ..run.execfail import confined_failure  # maybe an exec that failed: see there
 
         result = confined_failure(result, command, prefix, cwd=cwd, path=env.get("PATH"))
     return result
@@ -195,7 +195,7 @@ def _caps(root: bool) -> Check:
         describe_memory,
     )
 
-    from ..doctor import Check
+    from ..run.doctor import Check
     from . import cgroups
     from .caps import prlimit_path
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from swifty_sandbox.policy import Mode, SandboxMode
-from swifty_sandbox.sandbox.hooks import Agent, HookAnswer, answer_hook, confined_command
+from swifty_sandbox.sandbox.agents.hooks import Agent, HookAnswer, answer_hook, confined_command
 
 SCRIPT = Path(sys.executable).with_name("swifty-sandbox")
 RUNNER = [str(SCRIPT)]

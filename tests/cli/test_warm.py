@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from swifty_sandbox.cli import entry
-from swifty_sandbox.sandbox.probe import find_bwrap, try_namespaces
+from swifty_sandbox.sandbox.run.probe import find_bwrap, try_namespaces
 
 SCRIPT = str(Path(sys.executable).with_name("swifty-sandbox"))
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpora" / "agent.jsonl"

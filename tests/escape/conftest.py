@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from swifty_sandbox import Sandbox
-from swifty_sandbox.sandbox import EXIT_SETUP, RunResult
-from swifty_sandbox.sandbox.probe import find_bwrap, try_namespaces
+from swifty_sandbox.sandbox import EXIT_SETUP
+from swifty_sandbox.sandbox.agents import RunResult
+from swifty_sandbox.sandbox.run.probe import find_bwrap, try_namespaces
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

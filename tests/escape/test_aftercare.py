@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from swifty_sandbox import Sandbox
-from swifty_sandbox.sandbox import EXIT_SETUP, RunResult
+from swifty_sandbox.sandbox import EXIT_SETUP
+from swifty_sandbox.sandbox.agents import RunResult
 
 from .conftest import git
 
@@ -144,7 +145,7 @@ def repo(project: Path) -> Path:
 def test_a_restored_file_keeps_its_mode(repo: Path, home: Path) -> None:
     """A 0600 `.git/config` with a token, replaced during the run by one that runs
     code: it comes back 0600, not 0644."""
-    from swifty_sandbox.sandbox.aftercare import after_run
+    from swifty_sandbox.sandbox.run.aftercare import after_run
 
     config = repo / ".git" / "config"
     config.write_text(config.read_text() + "[remote \"o\"]\n\turl = https://t:SECRET@x/\n")
@@ -164,7 +165,7 @@ def test_a_restored_file_keeps_its_mode(repo: Path, home: Path) -> None:
 def test_a_users_edit_in_place_during_the_run_is_kept(repo: Path, home: Path) -> None:
     """The same file written in place: a command cannot (the mount is read-only),
     so it was the user. Kept, not reverted."""
-    from swifty_sandbox.sandbox.aftercare import after_run
+    from swifty_sandbox.sandbox.run.aftercare import after_run
 
     config = repo / ".git" / "config"
     spec = Sandbox(repo, home=home).spec()
@@ -179,7 +180,7 @@ def test_a_deny_rule_the_user_added_during_the_run_is_kept(
         confined: Callable[..., RunResult], project: Path, home: Path) -> None:
     """The user's editor replaces the rule file (a new inode) while a command runs,
     adding a deny: the mover must not undo it, and the secret stays hidden after."""
-    from swifty_sandbox.sandbox.aftercare import after_run
+    from swifty_sandbox.sandbox.run.aftercare import after_run
 
     rules = project / ".swifty" / "permissions.yaml"
     rules.parent.mkdir()
@@ -201,7 +202,7 @@ def test_a_replaced_rule_file_that_loosens_is_put_back_and_kept_aside(
     """Next variant: what replaced the file adds an allow (it may be the command's,
     written after the user's replace detached the mount): the one from before comes
     back, the new one is kept aside and named — nothing is lost."""
-    from swifty_sandbox.sandbox.aftercare import after_run
+    from swifty_sandbox.sandbox.run.aftercare import after_run
 
     rules = project / ".swifty" / "permissions.yaml"
     rules.parent.mkdir()
@@ -220,7 +221,7 @@ def test_a_protected_file_removed_from_outside_stays_removed(repo: Path,
                                                              home: Path) -> None:
     """Next variant: a hook the user deleted during the run is not brought back (a
     command cannot unlink a mount point: the removal was the user's)."""
-    from swifty_sandbox.sandbox.aftercare import after_run
+    from swifty_sandbox.sandbox.run.aftercare import after_run
 
     hook = repo / ".git" / "hooks" / "pre-commit"
     hook.write_text("#!/bin/sh\n")

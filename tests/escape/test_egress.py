@@ -14,7 +14,8 @@ import psutil
 import pytest
 
 from swifty_sandbox import Sandbox
-from swifty_sandbox.sandbox import EXIT_SETUP, RunResult
+from swifty_sandbox.sandbox import EXIT_SETUP
+from swifty_sandbox.sandbox.agents import RunResult
 
 from ..listener import reachable
 from ..terminal import person_at_a_terminal
@@ -262,7 +263,7 @@ def test_a_command_without_network_is_told_why(project: Path, home: Path) -> Non
 def test_a_person_is_asked_and_always_is_kept(fetch: Callable[..., RunResult],
                                               registry: Registry, project: Path,
                                               home: Path, outside_temp: Path) -> None:
-    from swifty_sandbox.sandbox import Answer
+    from swifty_sandbox.sandbox.agents import Answer
 
     target = f"127.0.0.1:{registry.port}"
     script = outside_temp / "client.py"

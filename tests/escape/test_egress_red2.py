@@ -238,7 +238,7 @@ def test_a_flood_of_destinations_is_recorded_bounded(project: Path, home: Path,
     """Each refused destination was kept (memory) and printed (one line each, also in
     run --json): a command asking for a million names grew both without end. The
     first MAX_EVENTS are listed (the control), the rest counted in one line."""
-    from swifty_sandbox.sandbox.netproxy import MAX_EVENTS
+    from swifty_sandbox.sandbox.net.netproxy import MAX_EVENTS
 
     script = outside_temp / "flood.py"
     script.write_text(FLOOD)

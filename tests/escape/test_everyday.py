@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from swifty_sandbox import Sandbox
-from swifty_sandbox.sandbox import RunResult
+from swifty_sandbox.sandbox.agents import RunResult
 
 Runner = Callable[..., RunResult]
 

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from swifty_sandbox import Sandbox
-from swifty_sandbox.sandbox import EXIT_SETUP, RunResult, SetupError
+from swifty_sandbox.sandbox import EXIT_SETUP, SetupError
+from swifty_sandbox.sandbox.agents import RunResult
 from swifty_sandbox.sandbox.linux.bwrap import bwrap_argv
 
 from .conftest import git
@@ -735,7 +736,7 @@ def test_a_protected_file_changed_anyway_is_put_back(repo: Path, home: Path) -> 
     """Another sandbox in the project can detach a read-only mount (an unlink from its
     namespace): whatever changed a protected file during a run, the file from before
     is put back after it and the changed one kept aside."""
-    from swifty_sandbox.sandbox.aftercare import after_run
+    from swifty_sandbox.sandbox.run.aftercare import after_run
 
     config = repo / ".git" / "config"
     original = config.read_bytes()

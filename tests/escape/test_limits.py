@@ -16,7 +16,7 @@ import psutil
 import pytest
 
 from swifty_sandbox.policy.limits import default_max_memory, default_max_processes
-from swifty_sandbox.sandbox import RunResult
+from swifty_sandbox.sandbox.agents import RunResult
 from swifty_sandbox.sandbox.linux import cgroups
 
 pytestmark = pytest.mark.linux  # namespaces, seccomp, cgroups, bwrap mounts

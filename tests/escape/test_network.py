@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from swifty_sandbox.sandbox import RunResult
+from swifty_sandbox.sandbox.agents import RunResult
 
 from ..listener import Listener
 

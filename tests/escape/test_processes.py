@@ -16,7 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from swifty_sandbox.sandbox import RunResult
+from swifty_sandbox.sandbox.agents import RunResult
 
 pytestmark = pytest.mark.linux  # namespaces, seccomp, cgroups, bwrap mounts
 

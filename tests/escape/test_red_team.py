@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from swifty_sandbox.sandbox import RunResult
+from swifty_sandbox.sandbox.agents import RunResult
 
 Attack = Callable[..., RunResult]
 Runner = Callable[..., RunResult]
@@ -117,7 +117,7 @@ def test_the_file_tools_cannot_rewrite_the_launcher_on_path(
     file) replaced what the next hook call runs."""
     import json
 
-    from swifty_sandbox.sandbox.hooks import Agent, answer_hook
+    from swifty_sandbox.sandbox.agents.hooks import Agent, answer_hook
 
     bin_dir = project / ".venv" / "bin"
     bin_dir.mkdir(parents=True)

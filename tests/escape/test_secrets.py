@@ -13,7 +13,7 @@ import pytest
 
 from swifty_sandbox import Sandbox
 from swifty_sandbox.policy import Request, Tool
-from swifty_sandbox.sandbox import RunResult
+from swifty_sandbox.sandbox.agents import RunResult
 
 Runner = Callable[..., RunResult]
 SECRET = "AKIA-very-secret-4242"

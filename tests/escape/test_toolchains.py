@@ -18,7 +18,8 @@ import pytest
 
 from swifty_sandbox import Sandbox
 from swifty_sandbox.policy.paths import is_within
-from swifty_sandbox.sandbox import EXIT_SETUP, RunResult
+from swifty_sandbox.sandbox import EXIT_SETUP
+from swifty_sandbox.sandbox.agents import RunResult
 
 Runner = Callable[..., RunResult]
 REAL_HOME = Path(os.path.expanduser("~"))  # read at import, before a test moves HOME

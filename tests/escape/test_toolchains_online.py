@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from swifty_sandbox import Sandbox
-from swifty_sandbox.sandbox import EXIT_SETUP, RunResult
+from swifty_sandbox.sandbox import EXIT_SETUP
+from swifty_sandbox.sandbox.agents import RunResult
 
 from ..listener import reachable
 from .test_toolchains import REAL_HOME, _cargo, listing

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from swifty_sandbox import Sandbox
-from swifty_sandbox.sandbox import EXIT_SETUP, RunResult
+from swifty_sandbox.sandbox import EXIT_SETUP
+from swifty_sandbox.sandbox.agents import RunResult
 
 Runner = Callable[..., RunResult]
 

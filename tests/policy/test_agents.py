@@ -6,7 +6,7 @@ from pathlib import Path
 
 from swifty_sandbox.policy.agents import AGENTS, Agent, project_settings, user_settings
 from swifty_sandbox.policy.protected import AGENT_SETTINGS
-from swifty_sandbox.sandbox.hooks import AGENT_HOOK_FILES
+from swifty_sandbox.sandbox.agents.hooks import AGENT_HOOK_FILES
 
 
 def test_protected_paths_are_the_tables_settings_files() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import time
 
-from swifty_sandbox.sandbox.executor import BoundedBuffer, execute
+from swifty_sandbox.sandbox.run.executor import BoundedBuffer, execute
 
 
 def test_bounded_buffer_keeps_head_and_tail() -> None:

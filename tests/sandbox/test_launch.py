@@ -35,11 +35,11 @@ from swifty_sandbox.policy.network import NetworkPolicy, build
 from swifty_sandbox.policy.paths import is_within
 from swifty_sandbox.sandbox import SandboxSpec, SetupError
 from swifty_sandbox.sandbox.backend import Host, Launch
-from swifty_sandbox.sandbox.executor import Completed
 from swifty_sandbox.sandbox.launch import prepare, run_confined
 from swifty_sandbox.sandbox.linux.backend import LinuxBackend
-from swifty_sandbox.sandbox.netproxy import forwarder_source, interpreter_roots
-from swifty_sandbox.sandbox.probe import find_bwrap
+from swifty_sandbox.sandbox.net.netproxy import forwarder_source, interpreter_roots
+from swifty_sandbox.sandbox.run.executor import Completed
+from swifty_sandbox.sandbox.run.probe import find_bwrap
 from swifty_sandbox.sandbox.spec import Limits
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from swifty_sandbox.policy.network import IPAddress, build
-from swifty_sandbox.sandbox import netproxy
-from swifty_sandbox.sandbox.netproxy import Proxy, proxy_env
+from swifty_sandbox.sandbox.net import netproxy
+from swifty_sandbox.sandbox.net.netproxy import Proxy, proxy_env
 
 from ..listener import PIPELINED, Front
 

@@ -349,7 +349,7 @@ def test_run_on_macos_calls_sandbox_exec(fp: object, project: Path, home: Path,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
     from pytest_subprocess import FakeProcess
 
-    from swifty_sandbox.sandbox import executor
+    from swifty_sandbox.sandbox.run import executor
 
     assert isinstance(fp, FakeProcess)
     # The fake process has pid 0: never let the tree cleanup signal our own group.
@@ -388,8 +388,8 @@ def test_missing_sandbox_exec_fails_closed(project: Path, home: Path) -> None:
 
 
 def test_sandbox_exec_errors_are_setup_errors() -> None:
-    from swifty_sandbox.sandbox.executor import Completed
     from swifty_sandbox.sandbox.macos.backend import sandbox_exec_error
+    from swifty_sandbox.sandbox.run.executor import Completed
 
     def done(code: int, err: bytes) -> Completed:
         return Completed(exit_code=code, stdout=b"", stderr=err, truncated=False,
@@ -501,7 +501,7 @@ def test_private_tmp_on_macos_is_a_directory_per_command(
         fp: object, project: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from pytest_subprocess import FakeProcess
 
-    from swifty_sandbox.sandbox import executor
+    from swifty_sandbox.sandbox.run import executor
 
     assert isinstance(fp, FakeProcess)
     monkeypatch.setattr(executor, "kill_tree", lambda pid: None)  # the fake's pid is 0

@@ -41,8 +41,8 @@ from swifty_sandbox.policy import (
     Tool,
 )
 
+from ..run.executor import kill_tree
 from .api import Answer, Sandbox, request_from_json
-from .executor import kill_tree
 from .jsonlines import JsonLine, read_json_lines
 from .protocol import ProtocolError, permission_answer, timeout_of
 

@@ -34,10 +34,10 @@ from pathlib import Path
 from swifty_sandbox.messages import t
 from swifty_sandbox.policy.paths import project_state_dir
 
-from . import gitfiles
-from .expand import Found, find_named
-from .spec import MARKERS, Identity, SandboxSpec, Snapshot, links_on_the_way
-from .toolchains import CONFIG_IN_CACHE
+from .. import gitfiles
+from ..expand import Found, find_named
+from ..spec import MARKERS, Identity, SandboxSpec, Snapshot, links_on_the_way
+from ..toolchains import CONFIG_IN_CACHE
 
 _DIR_FLAGS = os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC
 UNRESOLVED = "unresolved"

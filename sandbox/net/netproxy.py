@@ -657,7 +657,7 @@ def _copy(source: socket.socket, sink: socket.socket) -> None:
 def forwarder_source() -> str:
     from importlib import resources
 
-    return (resources.files("swifty_sandbox.sandbox") / "netforward.py").read_text("utf-8")
+    return (resources.files("swifty_sandbox.sandbox.net") / "netforward.py").read_text("utf-8")
 
 
 def forwarder_argv(fd: int, command: list[str]) -> list[str]:

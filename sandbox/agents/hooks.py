@@ -42,8 +42,8 @@ from swifty_sandbox.policy.errors import ExitCode
 from swifty_sandbox.policy.paths import is_within
 from swifty_sandbox.policy.rules import fixed_prefix
 
+from ..pathguard import runs_outside
 from .api import Sandbox
-from .pathguard import runs_outside
 
 EXIT_BLOCK = ExitCode.ERROR  # every supported agent reads 2 as "block", stderr the reason
 MAX_INPUT = 16 << 20  # bytes of hook input; agents send kilobytes

@@ -36,9 +36,9 @@ from swifty_sandbox.policy.paths import is_within
 if TYPE_CHECKING:
     from swifty_sandbox.policy.network import NetworkPolicy
 
-from .executor import DEVNULL, EXIT_TIMEOUT, Completed
-from .launch import run_confined, run_unconfined, shell_argv
-from .spec import EXIT_SETUP, Limits, SandboxSpec, SetupError, compile_spec
+from ..launch import run_confined, run_unconfined, shell_argv
+from ..run.executor import DEVNULL, EXIT_TIMEOUT, Completed
+from ..spec import EXIT_SETUP, Limits, SandboxSpec, SetupError, compile_spec
 
 RequestLike = Request | str | Sequence[str]
 EXIT_DENIED = ExitCode.DENIED
@@ -312,7 +312,7 @@ class Sandbox:
         def answer(host: str, port: int) -> bool:
             said = ask(host, port)
             if said is Answer.ALWAYS:
-                from .netproxy import suggestion
+                from ..net.netproxy import suggestion
 
                 entry = suggestion(host, port)
                 try:
