@@ -1,5 +1,6 @@
 """The "always allow" writer: appends rules to the local layer's file
-(`~/.swifty/projects/<project>/permissions.local.yaml`).
+(`~/.swifty/projects/<project>/permissions.local.yaml`), and an "always" host to
+`network.allow` in the user's own config.yaml.
 
 Nothing a user wrote is lost: the new rules are appended as text (comments and
 formatting stay), the result is parsed before it replaces the file, the replace is
@@ -10,6 +11,7 @@ an atomic rename, and concurrent writers are serialised by an flock on a side fi
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import tempfile
 from contextlib import contextmanager
@@ -20,9 +22,11 @@ from swifty_sandbox.messages import t
 
 from .errors import PolicyFileError, StoreError
 from .files import PolicyFiles
+from .network import expand
 from .rulefiles import parse_rules
+from .settings import config_layer
 from .types import Effect, Scope
-from .yamlnodes import Source, compose, read_source
+from .yamlnodes import Source, compose, is_null, read_source
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -135,3 +139,78 @@ def _add_rules(path: Path, rules: list[str], effect: Effect, *, project: Path,
         parse_rules(Source(str(path), new_text), project, home)  # never write a bad file
         write_atomically(path, new_text)
         return added
+
+
+def add_allowed_host(files: PolicyFiles, entry: str) -> bool:
+    """Append `entry` to `network.allow` in the user's config (created when missing),
+    keeping every comment and line; False when it is there already. Refuses
+    (StoreError) a file whose shape it cannot extend by inserting lines, a symlink, or
+    a result that does not read back as valid settings."""
+    path = files.config(Scope.USER)
+    expand([entry])  # never write an entry the reader would refuse
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with locked(path):
+            if path.is_symlink():
+                raise StoreError(t("store.symlink", file=path, target=path.readlink()))
+            source = read_source(path) or Source(str(path), "")
+            values, _ = config_layer(source, files, committed=False)
+            if entry in values.get("network_allow", ()):
+                return False
+            text = _inserted(source, entry)
+            new = Source(str(path), text)
+            values, _ = config_layer(new, files, committed=False)
+            if entry not in values.get("network_allow", ()):
+                raise StoreError(t("net.store_shape", entry=entry, file=path))
+            write_atomically(path, text)
+            return True
+    except OSError as e:
+        raise StoreError(t("store.cannot_write", file=path, error=e.strerror or e)) from e
+
+
+def _inserted(source: Source, entry: str) -> str:
+    import yaml  # PyYAML costs start-up time that a decision without files does not pay
+
+    item = json.dumps(entry)  # a YAML double-quoted scalar: `*.x` and `@pypi` stay text
+    text = source.text
+    if text and not text.endswith("\n"):
+        text += "\n"
+    root = compose(source)
+    if root is None or is_null(root):
+        return text + f"network:\n  allow:\n    - {item}\n"
+    shape_error = StoreError(t("net.store_shape", entry=entry, file=source.name))
+    if not isinstance(root, yaml.MappingNode) or root.flow_style:
+        raise shape_error
+    top = {k.value: (k, v) for k, v in root.value}
+    if "network" not in top:
+        return text + f"network:\n  allow:\n    - {item}\n"
+    key, net = top["network"]
+    if not isinstance(net, yaml.MappingNode) or net.flow_style:
+        raise shape_error
+    fields = {k.value: (k, v) for k, v in net.value}
+    if "allow" not in fields:
+        indent = " " * net.value[0][0].start_mark.column if net.value else "  "
+        at = _line_end(text, net.end_mark.index if net.value else key.end_mark.index)
+        return text[:at] + f"{indent}allow:\n{indent}  - {item}\n" + text[at:]
+    allow_key, allow = fields["allow"]
+    if isinstance(allow, yaml.SequenceNode) and allow.flow_style:
+        close = allow.end_mark.index - 1  # the `]`
+        sep = ", " if allow.value else ""
+        return str(text[:close] + sep + item + text[close:])
+    if isinstance(allow, yaml.SequenceNode) and allow.value:
+        column = int(allow.value[0].start_mark.column) - 2  # where its `- ` starts
+        at = _line_end(text, allow.value[-1].end_mark.index)
+        return text[:at] + " " * column + f"- {item}\n" + text[at:]
+    if is_null(allow) and allow.start_mark.index == allow.end_mark.index:
+        at = _line_end(text, allow_key.end_mark.index)
+        indent = " " * (allow_key.start_mark.column + 2)
+        return text[:at] + f"{indent}- {item}\n" + text[at:]
+    raise shape_error
+
+
+def _line_end(text: str, index: int) -> int:
+    """Where the line holding `index` ends (after its newline): new lines go there."""
+    if index > 0 and text[index - 1] == "\n":
+        return index
+    end = text.find("\n", index)
+    return len(text) if end < 0 else end + 1

@@ -159,7 +159,7 @@ class Sandbox:
 
     def always_allow_host(self, entry: str) -> bool:
         """Add a network.allow entry to the user's own config (`~/.swifty/config.yaml`)."""
-        from swifty_sandbox.policy.netconfig import add_allowed_host
+        from swifty_sandbox.policy.store import add_allowed_host
 
         return add_allowed_host(self.policy.files, entry)
 

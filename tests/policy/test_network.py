@@ -11,7 +11,6 @@ import pytest
 from swifty_sandbox.policy import PolicyFileError, StoreError
 from swifty_sandbox.policy.audit import audit
 from swifty_sandbox.policy.files import PolicyFiles
-from swifty_sandbox.policy.netconfig import add_allowed_host
 from swifty_sandbox.policy.network import (
     NetworkEntryError,
     build,
@@ -24,6 +23,7 @@ from swifty_sandbox.policy.network import (
     presets,
 )
 from swifty_sandbox.policy.settings import load_settings
+from swifty_sandbox.policy.store import add_allowed_host
 
 
 @pytest.mark.parametrize(("spelling", "canonical"), [
