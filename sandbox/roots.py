@@ -19,24 +19,14 @@ from swifty_sandbox.messages import t
 from swifty_sandbox.policy.paths import is_within
 from swifty_sandbox.policy.rules import PathPattern
 
+from .fsafe import first_link, open_dir, open_dir_at
+
 
 def _lstat(path: str) -> os.stat_result | None:
     try:
         return os.lstat(path)
     except OSError:
         return None
-
-
-def _first_link(path: str) -> str | None:
-    current = ""
-    for part in path.strip("/").split("/"):
-        current += "/" + part
-        info = _lstat(current)
-        if info is None:
-            return None
-        if stat.S_ISLNK(info.st_mode):
-            return current
-    return None
 
 
 def _new_dirs(root: str) -> tuple[str, list[str]]:
@@ -69,7 +59,7 @@ def plan(roots: Iterable[tuple[str, str]], home: str, denied: Iterable[PathPatte
             reason = t("roots.outside_home", home=home)
         elif given != root or not stat.S_ISDIR(os.stat(existing).st_mode) or \
                 os.path.realpath(existing) != existing:
-            reason = t("roots.link", path=_first_link(given) or existing)
+            reason = t("roots.link", path=first_link(given) or existing)
         else:
             hit = next((p for path in made for p in patterns if p.matches(path)), None)
             if hit is not None:
@@ -88,7 +78,7 @@ def planted_link(roots: Iterable[tuple[str, str]], writable: tuple[str, ...]
     any directory of the user's (`out -> ~/.vim`). (root as written, link) or None."""
     for root, given in roots:
         if given != root:
-            link = _first_link(given)
+            link = first_link(given)
             if link is not None and any(is_within(link, w) for w in writable):
                 return given, link
     return None
@@ -96,8 +86,6 @@ def planted_link(roots: Iterable[tuple[str, str]], writable: tuple[str, ...]
 
 def create(roots: Iterable[str]) -> tuple[list[str], list[str]]:
     """Make the planned roots; returns (notes, roots that could not be made)."""
-    from .run.aftercare import open_dir  # aftercare imports spec, which imports this
-
     notes: list[str] = []
     failed: list[str] = []
     for root in roots:
@@ -119,11 +107,6 @@ def create(roots: Iterable[str]) -> tuple[list[str], list[str]]:
             continue
         notes.append(t("run.root_created", path=root))
     return notes, failed
-
-
-def open_dir_at(fd: int, name: str) -> int:
-    return os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC,
-                   dir_fd=fd)
 
 
 __all__ = ["create", "plan", "planted_link"]

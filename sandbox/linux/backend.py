@@ -14,8 +14,8 @@ from swifty_sandbox.messages import t
 from swifty_sandbox.policy.errors import ExitCode
 
 from ..backend import Host, Launch, Rendered
+from ..fsafe import open_dir
 from ..launch import proxied
-from ..run.aftercare import open_dir
 from ..spec import Limits, SandboxSpec, SetupError
 
 if TYPE_CHECKING:

@@ -36,27 +36,11 @@ from swifty_sandbox.policy.paths import project_state_dir
 
 from .. import gitfiles
 from ..expand import Found, find_named
+from ..fsafe import open_dir
 from ..spec import MARKERS, Identity, SandboxSpec, Snapshot, links_on_the_way
 from ..toolchains import CONFIG_IN_CACHE
 
-_DIR_FLAGS = os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC
 UNRESOLVED = "unresolved"
-
-
-def open_dir(path: str) -> int:
-    """`path` opened component by component from `/`, following no symlink
-    (`O_PATH|O_NOFOLLOW`); OSError when a component is a link or missing."""
-    fd = os.open("/", _DIR_FLAGS)
-    try:
-        for part in path.strip("/").split("/"):
-            if part:
-                child = os.open(part, _DIR_FLAGS, dir_fd=fd)
-                os.close(fd)
-                fd = child
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
 
 
 @contextlib.contextmanager

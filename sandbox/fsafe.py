@@ -1,0 +1,76 @@
+"""File system primitives that follow no symbolic link: the one place for them.
+
+A confined command can plant a link anywhere it may write, and bwrap follows links in
+mount sources and destinations; so every path swifty-sandbox mounts, creates or moves
+is looked at (`first_link`) or opened (`open_dir`, `open_dir_at`, `open_dirs`) component
+by component with `O_NOFOLLOW`, and a descriptor, not the path, is what is used after.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Mapping
+
+from swifty_sandbox.policy.paths import is_within
+
+DIR_FLAGS = os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC
+
+
+def first_link(path: str, roots: tuple[str, ...] = ()) -> str | None:
+    """The first component of the absolute `path` that is a symbolic link; None when
+    there is none, or when a component is missing (nothing below it can be a link yet).
+    With `roots`, only what lies below the innermost root holding `path` is looked at
+    (the roots are checked themselves)."""
+    root = max((r for r in roots if is_within(path, r)), key=len, default="")
+    current = root.rstrip("/")
+    for part in path[len(root):].strip("/").split("/"):
+        if not part:
+            continue
+        current += "/" + part
+        try:
+            if stat.S_ISLNK(os.lstat(current).st_mode):
+                return current
+        except OSError:
+            return None
+    return None
+
+
+def open_dir(path: str) -> int:
+    """`path` opened component by component from `/`, following no symlink
+    (`O_PATH|O_NOFOLLOW`); OSError when a component is a link or missing."""
+    fd = os.open("/", DIR_FLAGS)
+    try:
+        for part in path.strip("/").split("/"):
+            if part:
+                child = os.open(part, DIR_FLAGS, dir_fd=fd)
+                os.close(fd)
+                fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_dir_at(fd: int, name: str) -> int:
+    """The directory `name` in the directory `fd`, not followed if it is a link."""
+    return os.open(name, DIR_FLAGS, dir_fd=fd)
+
+
+def open_dirs(sources: Mapping[str, str]) -> dict[str, int]:
+    """For each key, its directory opened by `open_dir`; all or none (those opened are
+    closed again when one fails, and the OSError names the path that failed)."""
+    fds: dict[str, int] = {}
+    try:
+        for key, path in sources.items():
+            try:
+                fds[key] = open_dir(path)
+            except OSError as e:
+                e.filename = path
+                raise
+    except BaseException:
+        for fd in fds.values():
+            os.close(fd)
+        raise
+    return fds
+
