@@ -1,5 +1,7 @@
-"""Holes found by red-teaming the sandbox as it was, each proved by a real attack, its
-unconfined control, and a judgement from outside."""
+"""What is trusted outside the sandbox after a command: the host's sysctls and password
+hash backups (as root), the launcher the next hook call finds on PATH, a submodule's git
+dir with a hook, the config a protected git hook runs. Each a real attack, its unconfined
+control, and a judgement from outside."""
 
 from __future__ import annotations
 
@@ -44,39 +46,6 @@ def test_backup_password_hashes_as_root(confined: Runner, unconfined: Runner,
     assert int(confined(command).stdout) == 0, "ESCAPE"
 
 
-# -- decisions: a variable's value evaluated as code ----------------------------------
-
-_EVALUATED = [
-    "x='a[$(touch {f})]'; echo $((x))",        # arithmetic evaluates the value, subscript too
-    "x='a[$(touch {f})]'; echo ${{!x}}",         # indirect expansion evaluates the subscript
-    "x='$(touch {f})'; echo ${{x@P}}",           # prompt expansion runs substitutions
-    "read x <<< 'a[$(touch {f})]'; echo $((x+1))",
-    "set -- 'a[$(touch {f})]'; echo $(($1))",
-    "bash -c 'echo $(($1))' _ 'a[$(touch {f})]'",  # asked (the payload is an argument)
-]
-
-
-@pytest.mark.parametrize("template", _EVALUATED)
-def test_a_value_evaluated_as_code_is_not_allowed(project: Path, home: Path,
-                                                  template: str) -> None:
-    import subprocess
-
-    from swifty_sandbox import Sandbox
-    from tests.conftest import write_rules
-
-    write_rules(home / ".swifty" / "permissions.yaml", [("Bash(echo *)", "allow"),
-                                                        ("Bash(read *)", "allow")])
-    target = project / "pwned"
-    command = template.format(f=target)
-    subprocess.run(["bash", "-c", command], cwd=project, check=False)
-    assert target.exists(), "control: bash does not run it"
-    box = Sandbox(project, home=home, sandbox_mode="manual")
-    assert box.check(command).effect.value != "allow", command
-    deadly = template.replace("touch {f}", "rm -rf ~").replace("{{", "{").replace("}}", "}")
-    verdict = Sandbox(project, home=home, mode="bypassPermissions").check(deadly).effect.value
-    assert verdict == ("ask" if template.startswith("bash -c") else "deny"), deadly
-
-
 # -- the next hook call: `swifty-sandbox` looked up on PATH ------------------------------
 
 @pytest.mark.parametrize("bin_dir", [".venv/bin", "tools/bin", "."])
@@ -107,34 +76,6 @@ def test_a_launcher_planted_on_path_is_not_run_by_the_next_hook(
 
     attack(f"mkdir -p {directory} && printf '#!/bin/sh\\necho pwned\\n' > "
            f"{planted} && chmod +x {planted}", worked, reset)
-
-
-@pytest.mark.parametrize("tool", ["Write", "Edit"])
-def test_the_file_tools_cannot_rewrite_the_launcher_on_path(
-        project: Path, home: Path, monkeypatch: pytest.MonkeyPatch, tool: str) -> None:
-    """The agents' file tools write outside the sandbox: with the project's venv on
-    PATH, a Write to `.venv/bin/swifty-sandbox` (allowed in acceptEdits like any project
-    file) replaced what the next hook call runs."""
-    import json
-
-    from swifty_sandbox.sandbox.agents.hooks import Agent, answer_hook
-
-    bin_dir = project / ".venv" / "bin"
-    bin_dir.mkdir(parents=True)
-    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
-
-    def decision(path: Path) -> str:
-        payload = {"session_id": "s", "transcript_path": "/t", "cwd": str(project),
-                   "permission_mode": "acceptEdits", "hook_event_name": "PreToolUse",
-                   "tool_name": tool, "tool_input": {"file_path": str(path), "content": "x",
-                                                     "old_string": "a", "new_string": "b"}}
-        answer = answer_hook(Agent.CLAUDE_CODE, json.dumps(payload), ["swifty-sandbox"],
-                             home=home)
-        out: str = json.loads(answer.stdout)["hookSpecificOutput"]["permissionDecision"]
-        return out
-
-    assert decision(bin_dir / "other-tool") == "allow"  # control: project files are
-    assert decision(bin_dir / "swifty-sandbox") == "deny"
 
 
 # -- what git trusts: a submodule's git dir planted in `.git/modules` --------------------
@@ -188,62 +129,6 @@ rm -rf sub; mkdir sub
     assert "hooks/post-checkout" in result.stderr
 
 
-# -- serve: every answer is JSON ---------------------------------------------------------
-
-@pytest.mark.parametrize("token", ["1e400", "-1e400", "NaN", "Infinity"])
-def test_serve_answers_stay_json_for_a_non_finite_id(project: Path, home: Path,
-                                                     token: str) -> None:
-    """`{"id": 1e400, …}` was read as infinity and echoed as `Infinity`, which no
-    strict JSON reader (the agent's) accepts: its loop broke on our answer."""
-    import json
-    import subprocess
-    import sys
-
-    line = f'{{"id": {token}, "tool": "ReadFile", "path": "README"}}\n'
-    done = subprocess.run([sys.executable, "-m", "swifty_sandbox.cli", "serve", "--project",
-                           str(project)], input=line.encode(), capture_output=True,
-                          timeout=60, cwd=project.parent)
-    answers = done.stdout.decode().splitlines()
-    assert answers, done.stderr
-    def strict(token: str) -> None:
-        pytest.fail(f"not JSON: {token} in {answers}")
-
-    for answer in answers:
-        assert json.loads(answer, parse_constant=strict)["type"] == "error"
-
-
-# -- decisions: a deny holds through more wrappers ----------------------------------------
-
-@pytest.mark.parametrize("wrapper", [
-    "setarch x86_64 -R", "linux64", "numactl -C 0", "prlimit --nofile=64", "catchsegv",
-    "eatmydata", "dbus-run-session", "xvfb-run -a", "torsocks", "proxychains4 -f /dev/null",
-    "firejail --quiet", "valgrind --tool=none", "systemd-run --user -p Nice=5",
-    # runners: a subcommand runs the command
-    "uv run", "uv run --with rich", "poetry run", "pipenv run", "conda run -n base",
-    "bundle exec", "yarn exec", "pnpm exec", "npm exec --", "mise exec node@20 --",
-    "direnv exec .", "aws-vault exec work --", "doppler run --", "op run --",
-    "perf record -o out --", "swifty-sandbox run --sandbox off --",
-])
-def test_the_blacklist_sees_through_more_wrappers(project: Path, home: Path,
-                                                  wrapper: str) -> None:
-    """README: "a deny or ask rule matches every spelling of its command: any wrapper";
-    these ran their arguments unseen (`setarch x86_64 rm -rf ~` allowed in
-    bypassPermissions, where the blacklist is all that holds)."""
-    import shutil
-    import subprocess
-
-    from swifty_sandbox import Sandbox
-
-    program = wrapper.split()[0]
-    if program in ("setarch", "linux64") and shutil.which(program):
-        marker = project / "ran"  # control: the wrapper really runs its arguments
-        subprocess.run([*wrapper.split(), "touch", str(marker)], check=True)
-        assert marker.exists()
-    box = Sandbox(project, home=home, mode="bypassPermissions", sandbox_mode="off")
-    decision = box.check(f"{wrapper} rm -rf ~")
-    assert decision.effect.value == "deny", decision
-
-
 @pytest.mark.xfail(strict=True, reason="design: a git hook that runs the work tree's own "
                    "config (pre-commit, lefthook, husky → lint-staged) is protected, its "
                    "config is not; fix: keep that config read-only when the hook is such "
@@ -279,17 +164,3 @@ def test_the_config_a_protected_hook_runs(attack: Attack, project: Path,
     attack(f"printf 'repos:\\n- repo: local\\n  hooks:\\n  - id: x\\n    name: x\\n"
            f"    entry: touch {marker}\\n    language: system\\n    always_run: true\\n"
            f"    pass_filenames: false\\n' > .pre-commit-config.yaml", worked, reset)
-
-
-def test_a_runner_allow_still_matches_as_written(project: Path, home: Path) -> None:
-    """What `uv run` runs meets deny rules and the blacklist; an allow of the command
-    as written still holds (`Bash(uv run pytest *)`)."""
-    from swifty_sandbox import Sandbox
-    from tests.conftest import write_rules
-
-    write_rules(home / ".swifty" / "permissions.yaml", [("Bash(uv run pytest *)", "allow"),
-                                                        ("Bash(git push *)", "deny")])
-    box = Sandbox(project, home=home, sandbox_mode="manual")
-    assert box.check("uv run pytest -x tests").effect.value == "allow"
-    assert box.check("uv run git push origin main").effect.value == "deny"
-    assert box.check("poetry run git push").effect.value == "deny"

@@ -1,4 +1,4 @@
-"""Red-team findings against the egress proxy, confined for real (bwrap + seccomp) and
+"""The egress proxy against a hostile command, confined for real (bwrap + seccomp) and
 judged from outside: a host-side server records whatever reaches it."""
 
 from __future__ import annotations
