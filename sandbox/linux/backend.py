@@ -126,7 +126,7 @@ def _bind_sources(spec: SandboxSpec) -> dict[str, str]:
 
 
 def _open_dir(path: str) -> int:
-    """A mount source opened without following any symlink (`aftercare.open_dir`): the
+    """A mount source opened without following any symlink (`fsafe.open_dir`): the
     descriptor names the directory that was checked, so a bind made from it cannot
     land where a link swapped in since points."""
     try:
