@@ -13,6 +13,7 @@ import json
 import os
 import shlex
 from pathlib import Path
+from typing import assert_never
 
 import click
 
@@ -43,6 +44,8 @@ def _entry(agent: Agent, event: str, command: str) -> dict[str, object]:
     hook: dict[str, object] = {"type": "command", "command": command}
     if agent is Agent.GEMINI:
         hook["name"] = "swifty-sandbox"
+    elif agent is not Agent.CLAUDE_CODE and agent is not Agent.CODEX:
+        assert_never(agent)
     return {"matcher": agent.info.matcher(event), "hooks": [hook]}
 
 

@@ -21,6 +21,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import assert_never
 
 from .types import Mode, Tool
 
@@ -129,6 +130,8 @@ class AgentInfo:
         names = list(dict.fromkeys(names + list(self.unconfinable)))
         if self.agent is Agent.CLAUDE_CODE:
             return "|".join(names)
+        if self.agent is not Agent.CODEX and self.agent is not Agent.GEMINI:
+            assert_never(self.agent)
         return f"^{names[0]}$" if len(names) == 1 else "^(" + "|".join(names) + ")$"
 
     @property

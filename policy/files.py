@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import assert_never
 
 from .paths import SWIFTY_DIR, is_within, project_state_dir
 from .types import Scope
@@ -48,14 +49,21 @@ class PolicyFiles:
         there would outrank the user's own rules."""
         if scope is Scope.LOCAL:
             return self.state_dir / RULE_FILES[scope]
-        base = self.user_dir if scope is Scope.USER else self.project_dir
-        return base / RULE_FILES[scope]
+        if scope is Scope.USER:
+            return self.user_dir / RULE_FILES[scope]
+        if scope is Scope.PROJECT:
+            return self.project_dir / RULE_FILES[scope]
+        assert_never(scope)
 
     def config(self, scope: Scope) -> Path:
         """The user's (`Scope.USER`) or the project's config file; there is no local one."""
         if scope is Scope.LOCAL:
             raise ValueError("there is no local config file")
-        return (self.user_dir if scope is Scope.USER else self.project_dir) / CONFIG_FILE
+        if scope is Scope.USER:
+            return self.user_dir / CONFIG_FILE
+        if scope is Scope.PROJECT:
+            return self.project_dir / CONFIG_FILE
+        assert_never(scope)
 
     @property
     def stray_local(self) -> Path:

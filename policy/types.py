@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import assert_never
 
 
 class Tool(enum.StrEnum):
@@ -24,7 +25,9 @@ class Tool(enum.StrEnum):
             return Category.COMMAND
         if self is Tool.READ_FILE:
             return Category.READ
-        return Category.WRITE
+        if self is Tool.WRITE_FILE or self is Tool.EDIT_FILE:
+            return Category.WRITE
+        assert_never(self)
 
 
 class Category(enum.StrEnum):

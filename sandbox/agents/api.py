@@ -9,7 +9,7 @@ import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, assert_never
 
 from swifty_sandbox.messages import t
 from swifty_sandbox.policy import (
@@ -220,6 +220,8 @@ class Sandbox:
                             decision.layer, decision.category, decision.rule)
         if answer is Answer.ALWAYS:
             self.always_allow(request)
+        elif answer is not Answer.YES:
+            assert_never(answer)
         return Decision(Effect.ALLOW, t("decision.user_allowed", reason=decision.reason),
                         decision.layer, decision.category, decision.rule)
 

@@ -20,6 +20,7 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import assert_never
 
 from swifty_sandbox.messages import t
 from swifty_sandbox.policy import (
@@ -335,7 +336,9 @@ def _answer(agent: Agent, call: HookCall, box: Sandbox | None, decision: Decisio
     if agent is Agent.GEMINI:
         return HookAnswer(json.dumps({"decision": effect.value, "reason": reason},
                                      ensure_ascii=False), "", 0)
-    if effect is Effect.DENY:  # Codex
+    if agent is not Agent.CODEX:  # an agent added later gets no one else's format
+        assert_never(agent)
+    if effect is Effect.DENY:
         deny = {"hookSpecificOutput": {"hookEventName": "PreToolUse",
                                        "permissionDecision": "deny",
                                        "permissionDecisionReason": reason}}
