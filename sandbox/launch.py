@@ -268,8 +268,7 @@ def _lock_reason(spec: SandboxSpec) -> SandboxSpec:
 def _guard_parents(spec: SandboxSpec) -> None:
     """Make the missing parents of guarded home entries (`spec.guard_parents`), each
     from a descriptor that follows no link; the command does not run without them."""
-    from .roots import open_dir_at
-    from .run.aftercare import open_dir
+    from .fsafe import open_dir, open_dir_at
 
     for path in spec.guard_parents:
         if os.path.isdir(path) and not os.path.islink(path):
