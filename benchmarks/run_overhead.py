@@ -33,7 +33,7 @@ from swifty_sandbox import Mode, Sandbox
 from swifty_sandbox.sandbox.linux.bwrap import bwrap_argv
 from swifty_sandbox.sandbox.linux.seccomp import export
 from swifty_sandbox.sandbox.run.probe import find_bwrap
-from swifty_sandbox.sandbox.spec import compile_spec
+from swifty_sandbox.sandbox.spec.compiler import compile_spec
 
 
 def install_peers(folder: Path) -> dict[str, list[str]]:

@@ -65,7 +65,7 @@ class Profile:
 
 
 TMP_CHOICES = ("project", "private", "host")
-TOOLCHAIN_CHOICES = ("project", "off")  # sandbox/toolchains.py
+TOOLCHAIN_CHOICES = ("project", "off")  # sandbox/spec/toolchains.py
 SOCKET_TYPES = ("SOCK_STREAM", "SOCK_DGRAM", "SOCK_RAW", "SOCK_RDM", "SOCK_SEQPACKET")
 _NOT_PROFILES = ("syscalls.yaml", "programs.yaml", "network.yaml")
 

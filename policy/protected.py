@@ -55,11 +55,11 @@ HOME_PROTECTED: tuple[str, ...] = (
     "~/.config/autostart",
     "~/.config/systemd",
     "~/.local/bin",
-    "~/.cache/swifty-sandbox",  # each project's /tmp lives here (sandbox/spec.py)
+    "~/.cache/swifty-sandbox",  # each project's /tmp lives here (sandbox/spec/compiler.py)
 )
 
 # The protected entries that are directories: guarded by an empty read-only directory
-# when missing (the others by an empty read-only file), see sandbox/spec.py.
+# when missing (the others by an empty read-only file), see sandbox/spec/compiler.py.
 PROTECTED_DIRS: frozenset[str] = frozenset({
     "./.swifty", "./.git/hooks", "~/.swifty", "~/.config/fish", "~/.config/environment.d",
     "~/.config/git", "~/.config/autostart", "~/.config/systemd", "~/.local/bin",

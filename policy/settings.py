@@ -75,7 +75,7 @@ def _strings(source: Source, key: str, node: yaml.Node, project: Path, home: Pat
 class WrittenPath(PosixPath):
     """A resolved root that remembers how it was written (normalised, links not
     resolved): a root written through a link that a command could have planted is
-    refused (sandbox/roots.py)."""
+    refused (sandbox/spec/roots.py)."""
 
     written: str = ""
 

@@ -2,6 +2,6 @@
 lifecycle (`run`), the network (`net`), the backends (`linux`, `macos`, `oci`) behind
 one seam (`backend`); the surfaces agents and the CLI use are in `agents`, above it."""
 
-from .spec import EXIT_SETUP, Limits, SandboxSpec, SetupError
+from .spec.compiler import EXIT_SETUP, Limits, SandboxSpec, SetupError
 
 __all__ = ["EXIT_SETUP", "Limits", "SandboxSpec", "SetupError"]

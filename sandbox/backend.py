@@ -22,18 +22,29 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from swifty_sandbox.messages import t
 
-from .spec import SandboxSpec, SetupError
+from .spec.compiler import SandboxSpec, SetupError
 
 if TYPE_CHECKING:
     from swifty_sandbox.policy.network import NetworkPolicy
 
     from .net.netproxy import HostAsk
-    from .run.doctor import Check
     from .run.executor import Completed
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One line of `doctor`: what was checked, whether it holds, what was found, and
+    the fix when it does not. A backend's `probe` returns them; `run.doctor` prints."""
+
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
 
 # Backend name → the module holding its `BACKEND` (imported only when used: `run` on
 # Linux never imports the macOS code, nor `compile --target seatbelt` the Linux code).

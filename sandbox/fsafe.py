@@ -2,15 +2,16 @@
 
 A confined command can plant a link anywhere it may write, and bwrap follows links in
 mount sources and destinations; so every path swifty-sandbox mounts, creates or moves
-is looked at (`first_link`) or opened (`open_dir`, `open_dir_at`, `open_dirs`) component
-by component with `O_NOFOLLOW`, and a descriptor, not the path, is what is used after.
+is looked at (`first_link`, `links_on_the_way`) or opened (`open_dir`, `open_dir_at`)
+component by component with `O_NOFOLLOW`; after that, the descriptor is used, never the
+path again.
 """
 
 from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Iterable
 
 from swifty_sandbox.policy.paths import is_within
 
@@ -57,20 +58,29 @@ def open_dir_at(fd: int, name: str) -> int:
     return os.open(name, DIR_FLAGS, dir_fd=fd)
 
 
-def open_dirs(sources: Mapping[str, str]) -> dict[str, int]:
-    """For each key, its directory opened by `open_dir`; all or none (those opened are
-    closed again when one fails, and the OSError names the path that failed)."""
-    fds: dict[str, int] = {}
-    try:
-        for key, path in sources.items():
-            try:
-                fds[key] = open_dir(path)
-            except OSError as e:
-                e.filename = path
-                raise
-    except BaseException:
-        for fd in fds.values():
-            os.close(fd)
-        raise
-    return fds
-
+def links_on_the_way(path: str, roots: Iterable[str]) -> list[tuple[str, str]]:
+    """Each symbolic link on the way to the absolute `path` below the innermost of
+    `roots` that holds it, with its text, followed as the kernel would."""
+    inner = max((r for r in roots if is_within(path, r)), key=len, default=None)
+    if inner is None:
+        return []
+    out: list[tuple[str, str]] = []
+    current, rest = inner.rstrip("/"), path[len(inner):].strip("/").split("/")
+    for hop in range(40):  # the kernel's own limit on links in one lookup
+        if not rest:
+            break
+        part = rest.pop(0)
+        if not part:
+            continue
+        candidate = current + "/" + part
+        try:
+            text = os.readlink(candidate)
+        except OSError:
+            current = candidate  # a real entry, or missing: nothing below is a link yet
+            continue
+        out.append((candidate, text))
+        target = os.path.realpath(candidate)
+        if not any(is_within(target, r) for r in roots) or hop == 39:
+            break  # it leads out of the roots: what lies there no command made
+        current = target
+    return out

@@ -1,7 +1,7 @@
 """This distribution's own packages and where they lie, asked of the import system.
 
 The one list of the package's parts: what `run` mounts read-only when it lies in a
-writable root (`sandbox.spec.trusted_paths`), what the warm server imports ahead and
+writable root (`sandbox.spec.pathguard.trusted_paths`), what the warm server imports ahead and
 stamps (`cli/warm.py`), the mypy link tree (`scripts/test`) and the architecture test.
 It is derived, never written down, so a subpackage added later is covered by all of
 them — a hand-kept list that missed one would leave that code writable by the command

@@ -75,6 +75,39 @@ def test_imports_flow_one_way(package: str) -> None:
         assert not bad, f"{module} imports {sorted(bad)}"
 
 
+def test_no_import_circles() -> None:
+    """No module reaches itself through imports, counting those inside functions and
+    under TYPE_CHECKING too: an import moved into a function to dodge a circle hides a
+    design knot (each side needs the other), it does not remove it."""
+    graph = {m: {name for name, _ in imported(m) if name in MODULES and name != m}
+             for m in MODULES}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+
+    def visit(module: str) -> None:  # Tarjan's strongly connected components
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for other in sorted(graph[module]):
+            if other not in index:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in stack:
+                low[module] = min(low[module], index[other])
+        if low[module] == index[module]:
+            component = []
+            while (top := stack.pop()) != module:
+                component.append(top)
+            if component:
+                circles.append(sorted([module, *component]))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    assert circles == []
+
+
 def test_every_module_is_found() -> None:
     """The derived list misses no file: every .py in the package folders is a module of
     it (a folder without `__init__.py` would be left out of `trusted_paths`)."""

@@ -36,9 +36,9 @@ from swifty_sandbox.policy.paths import is_within
 if TYPE_CHECKING:
     from swifty_sandbox.policy.network import NetworkPolicy
 
-from ..launch import run_confined, run_unconfined, shell_argv
 from ..run.executor import DEVNULL, EXIT_TIMEOUT, Completed
-from ..spec import EXIT_SETUP, Limits, SandboxSpec, SetupError, compile_spec
+from ..run.launch import run_confined, run_unconfined, shell_argv
+from ..spec.compiler import EXIT_SETUP, Limits, SandboxSpec, SetupError, compile_spec
 
 RequestLike = Request | str | Sequence[str]
 EXIT_DENIED = ExitCode.DENIED

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from swifty_sandbox.policy import Effect, SandboxMode, SwiftyError, Tool
 from swifty_sandbox.policy.limits import default_max_memory, default_max_processes
 
-from .. import toolchains
+from ..spec import toolchains
 
 if TYPE_CHECKING:
     from swifty_sandbox.policy.rules import Rule

@@ -43,7 +43,7 @@ from swifty_sandbox.policy.errors import ExitCode
 from swifty_sandbox.policy.paths import is_within
 from swifty_sandbox.policy.rules import fixed_prefix
 
-from ..pathguard import runs_outside
+from ..spec.pathguard import runs_outside
 from .api import Sandbox
 
 EXIT_BLOCK = ExitCode.ERROR  # every supported agent reads 2 as "block", stderr the reason

@@ -13,15 +13,14 @@ from typing import TYPE_CHECKING
 from swifty_sandbox.messages import t
 from swifty_sandbox.policy.errors import ExitCode
 
-from ..backend import Host, Launch, Rendered
+from ..backend import Check, Host, Launch, Rendered
 from ..fsafe import open_dir
-from ..launch import proxied
-from ..spec import Limits, SandboxSpec, SetupError
+from ..run.launch import proxied
+from ..spec.compiler import Limits, SandboxSpec, SetupError
 
 if TYPE_CHECKING:
     from swifty_sandbox.policy.profile import SeccompProfile
 
-    from ..run.doctor import Check
     from ..run.executor import Completed
     from .caps import Caps
 
@@ -85,7 +84,7 @@ class LinuxBackend:
     def probe(self, configured_bwrap: str | None) -> list[Check]:
         from pathlib import Path
 
-        from ..run.doctor import Check, self_protection, userns_fix
+        from ..run.doctor import self_protection, userns_fix
         from ..run.probe import bwrap_version, find_bwrap, read_sysctl, try_namespaces
         from .seccomp import SeccompUnavailable, export
 
@@ -195,7 +194,6 @@ def _caps(root: bool) -> Check:
         describe_memory,
     )
 
-    from ..run.doctor import Check
     from . import cgroups
     from .caps import prlimit_path
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
-from ..spec import SandboxSpec
+from ..spec.compiler import SandboxSpec
 
 
 def bwrap_argv(spec: SandboxSpec, command: Sequence[str], *, bwrap: str = "bwrap",

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from swifty_sandbox.messages import t
 
-from ..spec import Limits
+from ..spec.compiler import Limits
 
 if TYPE_CHECKING:
     from . import cgroups

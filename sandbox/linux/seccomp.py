@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from swifty_sandbox.policy.profile import SeccompProfile
 
-from ..syscalls import OPS, syscall_rules
+from ..spec.syscalls import OPS, syscall_rules
 
 if TYPE_CHECKING:
     import pyseccomp

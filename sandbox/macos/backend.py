@@ -14,17 +14,13 @@ import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from functools import partial
-from typing import TYPE_CHECKING
 
 from swifty_sandbox.messages import t
 
-from ..backend import Host, Launch, Rendered
+from ..backend import Check, Host, Launch, Rendered
 from ..run.executor import Completed, execute
-from ..spec import TEMP_HOME, SandboxSpec, SetupError, ensure_temp_dir, scrub_env
+from ..spec.compiler import TEMP_HOME, SandboxSpec, SetupError, ensure_temp_dir, scrub_env
 from .seatbelt import SANDBOX_EXEC, sandbox_exec_argv, seatbelt_profile
-
-if TYPE_CHECKING:
-    from ..run.doctor import Check
 
 # sandbox-exec's own failures (sysexits): the profile did not compile (EX_DATAERR) or
 # the sandbox could not be applied (EX_OSERR); it says so on stderr first.
@@ -81,7 +77,7 @@ class MacosBackend:
         return _tmpdir(spec, scrub_env(environ, spec))
 
     def probe(self, configured_bwrap: str | None) -> list[Check]:
-        from ..run.doctor import Check, self_protection
+        from ..run.doctor import self_protection
 
         checks = [Check("user", True, t("doctor.user", uid=os.getuid()))]
         found = os.access(SANDBOX_EXEC, os.X_OK)

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from swifty_sandbox.policy.paths import is_within
 from swifty_sandbox.policy.rules import fixed_prefix, literal_path
 
-from ..spec import SandboxSpec
+from ..spec.compiler import SandboxSpec
 
 SANDBOX_EXEC = "/usr/bin/sandbox-exec"  # absolute: never whatever `$PATH` offers
 _PRIVATE = ("/tmp", "/var", "/etc")

@@ -14,7 +14,7 @@ from swifty_sandbox.policy import UsageError
 from swifty_sandbox.policy.paths import is_within
 
 from ..backend import Host, Rendered
-from ..spec import SandboxSpec
+from ..spec.compiler import SandboxSpec
 
 DEFAULT_IMAGE = "docker.io/library/debian:bookworm-slim"
 # What a bundle directory may already hold: a bundle written before.

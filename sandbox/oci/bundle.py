@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..spec import SandboxSpec, ensure_temp_dir, scrub_env
+from ..spec.compiler import SandboxSpec, ensure_temp_dir, scrub_env
 from .seccomp import oci_seccomp
 
 OCI_VERSION = "1.0.2"

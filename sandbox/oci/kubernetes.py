@@ -23,7 +23,7 @@ from typing import Any
 
 from swifty_sandbox.policy.paths import is_within
 
-from ..spec import TEMP_MOUNTS, SandboxSpec
+from ..spec.compiler import TEMP_MOUNTS, SandboxSpec
 
 LABEL = "swifty-sandbox/job"
 NOBODY = 65534  # runAsNonRoot refuses uid 0: root callers' jobs run as nobody

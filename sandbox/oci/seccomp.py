@@ -17,7 +17,7 @@ from typing import Any
 
 from swifty_sandbox.policy.profile import SeccompProfile
 
-from ..syscalls import Arg, SyscallRule, syscall_rules
+from ..spec.syscalls import Arg, SyscallRule, syscall_rules
 
 ARCHITECTURES = ("SCMP_ARCH_X86_64", "SCMP_ARCH_AARCH64")
 

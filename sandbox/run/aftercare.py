@@ -34,11 +34,11 @@ from pathlib import Path
 from swifty_sandbox.messages import t
 from swifty_sandbox.policy.paths import project_state_dir
 
-from .. import gitfiles
-from ..expand import Found, find_named
-from ..fsafe import open_dir
-from ..spec import MARKERS, Identity, SandboxSpec, Snapshot, links_on_the_way
-from ..toolchains import CONFIG_IN_CACHE
+from ..fsafe import links_on_the_way, open_dir
+from ..spec import gitfiles
+from ..spec.compiler import MARKERS, Identity, SandboxSpec, Snapshot
+from ..spec.expand import Found, find_named
+from ..spec.toolchains import CONFIG_IN_CACHE
 
 UNRESOLVED = "unresolved"
 

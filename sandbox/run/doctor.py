@@ -9,13 +9,8 @@ from pathlib import Path
 
 from swifty_sandbox.messages import t
 
-
-@dataclass(frozen=True, slots=True)
-class Check:
-    name: str
-    ok: bool
-    detail: str
-    fix: str = ""
+from ..backend import Check, backend_for
+from ..spec.compiler import SetupError
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,9 +41,6 @@ def userns_fix(apparmor_restricted: str | None, max_userns: str | None,
 
 def diagnose(configured_bwrap: str | None = None) -> Report:
     """The platform line, then this platform's backend's own checks."""
-    from ..backend import backend_for
-    from ..spec import SetupError
-
     try:
         backend = backend_for()
     except SetupError:
@@ -67,7 +59,7 @@ def self_protection(configured_bwrap: str | None) -> Check:
     from swifty_sandbox.policy import find_project
     from swifty_sandbox.policy.paths import is_within
 
-    from ..spec import trusted_paths
+    from ..spec.pathguard import trusted_paths
 
     project = str(find_project(Path.cwd()))
     inside = [p for p in trusted_paths(configured_bwrap) if is_within(p, project)]

@@ -494,7 +494,7 @@ def test_a_directory_swapped_for_a_link_after_the_check_is_not_followed(
     """A concurrent command swaps a pinned directory for a link to home between the
     compile (which checked it) and bwrap's mount: the mount source is a descriptor
     opened without following links, so the run refuses instead of binding home."""
-    from swifty_sandbox.sandbox.launch import run_confined
+    from swifty_sandbox.sandbox.run.launch import run_confined
 
     nested = project / "pkg" / ".git"
     (nested / "hooks").mkdir(parents=True)

@@ -16,7 +16,7 @@ import pytest
 from swifty_sandbox.policy.profile import SeccompProfile, builtin_profiles, load_profile
 from swifty_sandbox.sandbox.linux.seccomp import _import_pyseccomp, export
 from swifty_sandbox.sandbox.oci.seccomp import oci_seccomp
-from swifty_sandbox.sandbox.syscalls import (
+from swifty_sandbox.sandbox.spec.syscalls import (
     ENOSYS,
     EPERM,
     FAMILIES,

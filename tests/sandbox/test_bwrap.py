@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from swifty_sandbox.policy.profile import SeccompProfile
 from swifty_sandbox.sandbox.linux.bwrap import bwrap_argv
-from swifty_sandbox.sandbox.spec import SandboxSpec
+from swifty_sandbox.sandbox.spec.compiler import SandboxSpec
 
 SECCOMP = SeccompProfile((), (), True, ("AF_INET",), ("TIOCSTI",))
 

@@ -8,7 +8,7 @@ import pytest
 
 from swifty_sandbox.sandbox.linux import cgroups
 from swifty_sandbox.sandbox.linux.caps import prepare
-from swifty_sandbox.sandbox.spec import Limits
+from swifty_sandbox.sandbox.spec.compiler import Limits
 
 V1 = """12:pids:/user.slice/user-1000.slice
 8:memory:/user.slice/user-1000.slice/session-2.scope

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from swifty_sandbox.sandbox import gitfiles
+from swifty_sandbox.sandbox.spec import gitfiles
 
 
 def git(cwd: Path, *args: str) -> None:

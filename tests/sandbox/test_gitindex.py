@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from swifty_sandbox.sandbox.gitindex import tracked
+from swifty_sandbox.sandbox.spec.gitindex import tracked
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 

@@ -35,12 +35,12 @@ from swifty_sandbox.policy.network import NetworkPolicy, build
 from swifty_sandbox.policy.paths import is_within
 from swifty_sandbox.sandbox import SandboxSpec, SetupError
 from swifty_sandbox.sandbox.backend import Host, Launch
-from swifty_sandbox.sandbox.launch import prepare, run_confined
 from swifty_sandbox.sandbox.linux.backend import LinuxBackend
 from swifty_sandbox.sandbox.net.netproxy import forwarder_source, interpreter_roots
 from swifty_sandbox.sandbox.run.executor import Completed
+from swifty_sandbox.sandbox.run.launch import prepare, run_confined
 from swifty_sandbox.sandbox.run.probe import find_bwrap
-from swifty_sandbox.sandbox.spec import Limits
+from swifty_sandbox.sandbox.spec.compiler import Limits
 
 GOLDEN = Path(__file__).parent / "golden"
 CASES = [(p, m, ()) for p in ("default", "strict", "permissive")

@@ -28,7 +28,6 @@ from swifty_sandbox.policy.profile import builtin_profiles
 from swifty_sandbox.policy.rules import PathPattern
 from swifty_sandbox.sandbox import SandboxSpec, SetupError
 from swifty_sandbox.sandbox.backend import TARGETS, backend_for, backend_named
-from swifty_sandbox.sandbox.launch import run_confined
 from swifty_sandbox.sandbox.linux.bwrap import bwrap_argv
 from swifty_sandbox.sandbox.macos.backend import MacosBackend
 from swifty_sandbox.sandbox.macos.seatbelt import (
@@ -39,6 +38,7 @@ from swifty_sandbox.sandbox.macos.seatbelt import (
     sandbox_exec_argv,
     seatbelt_profile,
 )
+from swifty_sandbox.sandbox.run.launch import run_confined
 
 from . import sbpl
 

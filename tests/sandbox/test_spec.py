@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from swifty_sandbox import Mode, Sandbox
-from swifty_sandbox.sandbox.spec import Limits, compile_spec, scrub_env
+from swifty_sandbox.sandbox.spec.compiler import Limits, compile_spec, scrub_env
 
 
 def under(paths: tuple[str, ...], folder: Path) -> tuple[str, ...]:
@@ -110,7 +110,7 @@ def test_strict_profile(project: Path, home: Path) -> None:
 
 def test_scrub_env() -> None:
     from swifty_sandbox.policy.profile import SeccompProfile
-    from swifty_sandbox.sandbox.spec import SandboxSpec
+    from swifty_sandbox.sandbox.spec.compiler import SandboxSpec
 
     spec = SandboxSpec("/p", "/p", None, (), (), (), (), (), (), (),
                        ("*TOKEN*", "*KEY*", "SSH_AUTH_SOCK"), ("KEYTIMEOUT", "MY_KEY_OK"),

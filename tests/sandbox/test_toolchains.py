@@ -6,9 +6,9 @@ from pathlib import Path
 
 from swifty_sandbox import Sandbox
 from swifty_sandbox.policy.profile import SeccompProfile
-from swifty_sandbox.sandbox import toolchains
 from swifty_sandbox.sandbox.linux.bwrap import bwrap_argv
-from swifty_sandbox.sandbox.spec import SandboxSpec
+from swifty_sandbox.sandbox.spec import toolchains
+from swifty_sandbox.sandbox.spec.compiler import SandboxSpec
 
 CACHE = "/h/.cache/swifty-sandbox/toolchains/app-0123"
 

@@ -19,7 +19,7 @@ from swifty_sandbox.messages import t
 from swifty_sandbox.policy.paths import is_within
 from swifty_sandbox.policy.rules import PathPattern
 
-from .fsafe import first_link, open_dir, open_dir_at
+from ..fsafe import first_link, open_dir, open_dir_at
 
 
 def _lstat(path: str) -> os.stat_result | None:

@@ -3,11 +3,20 @@ it in a project's settings, is looked up on the agent's PATH, outside any sandbo
 PATH directory inside a writable root (an activated project `.venv/bin`, a `bin` put
 there by direnv, a relative entry) would let a command plant its own `swifty-sandbox`
 there, which the next hook call runs unconfined. Those names are kept read-only, or
-guarded while missing, or moved aside when a command creates them."""
+guarded while missing, or moved aside when a command creates them. And what else the
+next run executes outside (`trusted_paths`): mounted read-only where it lies in a
+writable root."""
 
 from __future__ import annotations
 
+import functools
 import os
+import sys
+
+from swifty_sandbox import parts
+from swifty_sandbox.policy.paths import is_within
+
+from ..run.probe import find_bwrap
 
 LAUNCHER = "swifty-sandbox"
 
@@ -34,11 +43,21 @@ def runs_outside(path: str, project: str) -> bool:
     its hooks execute outside the sandbox: this interpreter's environment, this
     package, the bwrap it starts, or a `swifty-sandbox` on PATH. (Commands are kept off
     them by read-only mounts; the agents' file tools run outside and are not.)"""
-    from swifty_sandbox.policy.paths import is_within
-
-    from .spec import trusted_paths
-
     if path in launcher_paths(os.environ.get("PATH"), project):
         return True
     real = os.path.realpath(path)
     return any(is_within(real, p) for p in trusted_paths())
+
+
+@functools.lru_cache(maxsize=4)  # this process's own interpreter and code do not move
+def trusted_paths(bwrap: str | None = None) -> tuple[str, ...]:
+    """What the next `run` executes outside the sandbox: this interpreter, its
+    environment (site-packages, `.pth` files run at start-up), this package's code
+    and the bwrap it launches. Where they lie inside a writable root (a project
+    `.venv`, an editable checkout) they are mounted read-only."""
+    paths = [sys.prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))]
+    paths += parts.directories()  # every package's, derived (a subpackage added later too)
+    found = find_bwrap(bwrap)
+    if found is not None:
+        paths.append(found.path)
+    return tuple(dict.fromkeys(os.path.realpath(p) for p in paths))

@@ -21,7 +21,6 @@ import functools
 import os
 import re
 import stat
-import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
@@ -39,9 +38,10 @@ from swifty_sandbox.policy.protected import (
 )
 from swifty_sandbox.policy.rules import PathPattern
 
+from ..fsafe import first_link, links_on_the_way
 from . import gitfiles, gitindex, toolchains
 from .expand import ExpansionTooLarge, Unenforceable, Unsearchable, expand
-from .pathguard import launcher_paths
+from .pathguard import launcher_paths, trusted_paths
 from .roots import plan as roots_plan
 from .roots import planted_link
 
@@ -123,14 +123,14 @@ class SandboxSpec:
     markers_in: tuple[str, ...] = ()
     home: str = ""
     snapshot: Snapshot = field(default_factory=dict)
-    # The project's toolchain cache directory (sandbox/toolchains.py): bound read-write
+    # The project's toolchain cache directory (sandbox/spec/toolchains.py): bound read-write
     # where it is, its siblings (other projects' caches) hidden.
     toolchain_dir: str | None = None
-    # Configured writable roots that do not exist (sandbox/roots.py): made before the
+    # Configured writable roots that do not exist (sandbox/spec/roots.py): made before the
     # command (they are in `writable` too), or not, and why.
     create_roots: tuple[str, ...] = ()
     refused_roots: tuple[tuple[str, str], ...] = ()
-    # Hidden paths git tracks (sandbox/gitindex.py): git inside sees a change it cannot
+    # Hidden paths git tracks (sandbox/spec/gitindex.py): git inside sees a change it cannot
     # diff or commit, so each run says so.
     hidden_tracked: tuple[str, ...] = ()
     # The anchored globs (`PathPattern.anchored`) behind `unreadable_*` and `read_only`,
@@ -168,51 +168,6 @@ def _real(path: str) -> str:
     return os.path.realpath(path)
 
 
-def _first_link(path: str, roots: tuple[str, ...] = ()) -> str | None:
-    """The first component of the absolute `path` that is a symbolic link, looking
-    only below the innermost of `roots` that holds it (roots are checked themselves)."""
-    root = max((r for r in roots if is_within(path, r)), key=len, default="")
-    current = root.rstrip("/")
-    for part in path[len(root):].strip("/").split("/"):
-        if not part:
-            continue
-        current += "/" + part
-        try:
-            if stat.S_ISLNK(os.lstat(current).st_mode):
-                return current
-        except OSError:
-            return None  # missing from here on: nothing below can be a link yet
-    return None
-
-
-def links_on_the_way(path: str, roots: Iterable[str]) -> list[tuple[str, str]]:
-    """Each symbolic link on the way to the absolute `path` below the innermost of
-    `roots` that holds it, with its text, followed as the kernel would."""
-    inner = max((r for r in roots if is_within(path, r)), key=len, default=None)
-    if inner is None:
-        return []
-    out: list[tuple[str, str]] = []
-    current, rest = inner.rstrip("/"), path[len(inner):].strip("/").split("/")
-    for hop in range(40):  # the kernel's own limit on links in one lookup
-        if not rest:
-            break
-        part = rest.pop(0)
-        if not part:
-            continue
-        candidate = current + "/" + part
-        try:
-            text = os.readlink(candidate)
-        except OSError:
-            current = candidate  # a real entry, or missing: nothing below is a link yet
-            continue
-        out.append((candidate, text))
-        target = os.path.realpath(candidate)
-        if not any(is_within(target, r) for r in roots) or hop == 39:
-            break  # it leads out of the roots: what lies there no command made
-        current = target
-    return out
-
-
 def _mount_path(path: str, roots: tuple[str, ...], *, resolved: bool = False
                 ) -> str | None:
     """Where a path that must stay read-only really is, if a command could write it.
@@ -223,8 +178,8 @@ def _mount_path(path: str, roots: tuple[str, ...], *, resolved: bool = False
     if not _inside_any(path, roots):
         if resolved or not _inside_any(_real(path), roots):
             return None
-        raise SetupError(t("setup.symlink", path=path, link=_first_link(path) or path))
-    link = _first_link(path, roots)
+        raise SetupError(t("setup.symlink", path=path, link=first_link(path) or path))
+    link = first_link(path, roots)
     if link is not None:
         raise SetupError(t("setup.symlink", path=path, link=link))
     return path
@@ -283,24 +238,6 @@ def temp_dir_for(project: str, home: str) -> str:
                         f"{os.path.basename(project)[:32]}-{project_digest(project)}")
 
 
-@functools.lru_cache(maxsize=4)  # this process's own interpreter and code do not move
-def trusted_paths(bwrap: str | None = None) -> tuple[str, ...]:
-    """What the next `run` executes outside the sandbox: this interpreter, its
-    environment (site-packages, `.pth` files run at start-up), this package's code
-    and the bwrap it launches. Where they lie inside a writable root (a project
-    `.venv`, an editable checkout) they are mounted read-only."""
-    from swifty_sandbox import parts
-
-    from .run.probe import find_bwrap
-
-    paths = [sys.prefix, sys.exec_prefix, os.path.dirname(_real(sys.executable))]
-    paths += parts.directories()  # every package's, derived (a subpackage added later too)
-    found = find_bwrap(bwrap)
-    if found is not None:
-        paths.append(found.path)
-    return tuple(dict.fromkeys(_real(p) for p in paths))
-
-
 def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
                  limits: Limits | None = None) -> SandboxSpec:
     """Compile the policy for one command. Reads the file system to expand globs, to
@@ -314,7 +251,7 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
     #    denied), the host temp dirs only with `tmp: host`, and the configured roots.
     explicit = tuple(str(p) for p in settings.writable)
     # Each root as written too (`settings.WrittenPath`): one written through a link in a
-    # writable root is refused (sandbox/roots.py).
+    # writable root is refused (sandbox/spec/roots.py).
     written = [(str(p), getattr(p, "written", "") or str(p)) for p in settings.writable]
     writable: list[str] = []
     if mode is not Mode.PLAN and not all_writes_denied:
@@ -325,7 +262,7 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
     temp_dir = None
     if profile.tmp == "host":
         tmpdir = os.environ.get("TMPDIR")
-        link = _first_link(os.path.abspath(tmpdir)) if tmpdir else None
+        link = first_link(os.path.abspath(tmpdir)) if tmpdir else None
         if link is not None:
             raise SetupError(t("setup.symlink", path=tmpdir, link=link))
         writable += temps
@@ -346,7 +283,7 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
     roots = tuple(sorted(dict.fromkeys(w for w in writable if os.path.isdir(w)),
                          key=lambda w: w.count("/")))
     for root in roots:
-        link = _first_link(root)
+        link = first_link(root)
         if link is not None:  # resolved when loaded; a link now means it was swapped
             raise SetupError(t("setup.symlink", path=root, link=link))
     planted = planted_link(written, roots)
@@ -419,7 +356,7 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         if (parents and path not in in_home) or (
                 not parents and not os.path.isdir(os.path.dirname(path))):
             continue
-        link = _first_link(path, roots)
+        link = first_link(path, roots)
         if link is not None:
             raise SetupError(t("setup.symlink", path=path, link=link))
         guard_parents += parents
@@ -457,7 +394,7 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
     pinned = dict.fromkeys(a for p in (*read_only, *guard, *guard_files, *hidden, *locks)
                            for a in _ancestors_below(p, roots))
     for path in pinned:
-        link = _first_link(path, roots)
+        link = first_link(path, roots)
         if link is not None:
             raise SetupError(t("setup.symlink", path=path, link=link))
 
@@ -536,7 +473,7 @@ def _worktree_locks(project: str, roots: tuple[str, ...]) -> tuple[str, ...]:
         lock = os.path.join(admin, "locked")
         if os.path.isdir(admin) and not os.path.islink(admin) and \
                 not os.path.lexists(lock) and _inside_any(lock, roots):
-            link = _first_link(lock, roots)
+            link = first_link(lock, roots)
             if link is not None:
                 raise SetupError(t("setup.symlink", path=lock, link=link))
             out.append(lock)
