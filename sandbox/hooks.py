@@ -23,7 +23,6 @@ from pathlib import Path
 
 from swifty_sandbox.messages import t
 from swifty_sandbox.policy import (
-    Category,
     Decision,
     Effect,
     Layer,
@@ -36,14 +35,12 @@ from swifty_sandbox.policy import (
     local_rules_path,
     suggest_rules,
 )
-from swifty_sandbox.policy.agents import Agent, ShellTool, project_settings, user_settings
-from swifty_sandbox.policy.engine import candidate_paths
+from swifty_sandbox.policy.agents import Agent, ShellTool
 from swifty_sandbox.policy.errors import ExitCode
 from swifty_sandbox.policy.paths import is_within
 from swifty_sandbox.policy.rules import fixed_prefix
 
 from .api import Sandbox
-from .pathguard import runs_outside
 
 EXIT_BLOCK = ExitCode.ERROR  # every supported agent reads 2 as "block", stderr the reason
 MAX_INPUT = 16 << 20  # bytes of hook input; agents send kilobytes
@@ -249,32 +246,10 @@ def hidden_below(policy: Policy, directory: str) -> str | None:
     return None
 
 
-# The agents' own settings at any depth (policy/protected.py guards the project's), and
-# the user's where the agents read them (their config-dir variables): whoever writes them
-# can remove this guard, or add a hook or MCP server that runs outside any sandbox at the
-# agent's next start. From the agent table (policy/agents.py).
-AGENT_HOOK_FILES = project_settings()
-
-
-def agent_settings_write(policy: Policy, request: Request) -> Decision | None:
-    """A file write to an agent's hook settings (at any depth, as written or where it
-    leads): denied, like the policy's own files."""
-    if request.tool.category is not Category.WRITE or request.path is None:
-        return None
-    users = {str(p) for p in user_settings(os.environ, policy.home)}
-    for path in candidate_paths(policy, request.path):
-        if path.endswith(tuple("/" + name for name in AGENT_HOOK_FILES)) or path in users:
-            return Decision(Effect.DENY, t("hook.agent_settings", path=path),
-                            Layer.PROTECTED)
-        if runs_outside(path, str(policy.project)):
-            return Decision(Effect.DENY, t("hook.runs_outside", path=path), Layer.PROTECTED)
-    return None
-
-
 def _search_check(box: Sandbox, call: HookCall, decision: Decision) -> Decision:
     if not call.search or decision.effect is Effect.DENY or call.request is None:
         return decision
-    path = os.path.realpath(call.request.path or "/")
+    path = decision.target or "/"  # where the kernel lands, as decided
     if not os.path.isdir(path):
         return decision
     hidden = hidden_below(box.policy, path)
@@ -381,14 +356,13 @@ def answer_hook(agent: Agent, raw: str | bytes, runner: Sequence[str], *,
         if not agent.confines or (call.shell is not None and not call.shell.rewrites):
             # We do not run the command: it gets no auto-allow for running confined.
             box.sandbox_mode = SandboxMode.OFF
-        decision = agent_settings_write(box.policy, call.request) \
-            or _search_check(box, call, box.check(call.request))
+        decision = _search_check(box, call, box.check(call.request))
         return _answer(agent, call, box, decision, runner)
     except Exception as e:  # any failure blocks, never allows
         detail = e.diagnostics() if hasattr(e, "diagnostics") else f"{type(e).__name__}: {e}"
         return blocked(agent, t("hook.error", agent=agent.value, error=detail))
 
 
-__all__ = ["AGENT_HOOK_FILES", "EXIT_BLOCK", "MAX_INPUT", "Agent", "HookAnswer", "HookCall",
-           "HookInputError", "agent_settings_write", "answer_hook", "blocked",
+__all__ = ["EXIT_BLOCK", "MAX_INPUT", "Agent", "HookAnswer", "HookCall",
+           "HookInputError", "answer_hook", "blocked",
            "confined_command", "hidden_below", "parse_call"]

@@ -41,12 +41,6 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "{reason} 未运行：{agent} 无法在钩子中询问用户，且没有精确的规则能允许该命令。"
         "请拆分为普通命令，或自行在终端中运行。",
     ),
-    "hook.agent_settings": (
-        "Denied: {path} holds an agent's hook settings; whoever edits them can turn "
-        "swifty-sandbox off or run code outside the sandbox. Ask the user to change it.",
-        "已拒绝：{path} 保存着代理的钩子设置；能修改它的人就能关闭 swifty-sandbox "
-        "或在沙箱外运行代码。请让用户修改。",
-    ),
     "hook.search_hidden": (
         "Denied: searching {path} would read what `{pattern}` makes unreadable, and this "
         "search tool runs outside the sandbox. Search with `rg` or `grep -r` through the "
@@ -91,12 +85,6 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "init.already": (
         "The swifty-sandbox hook for {agent} is already in {file}; nothing to change.",
         "{file} 中已有 {agent} 的 swifty-sandbox 钩子；无需修改。",
-    ),
-    "hook.runs_outside": (
-        "Denied: {path} is part of what swifty-sandbox or its hooks run, outside the "
-        "sandbox; whoever edits it runs code there. Ask the user to change it.",
-        "已拒绝：{path} 属于 swifty-sandbox 或其钩子在沙箱外运行的内容；"
-        "能修改它的人就能在沙箱外运行代码。请让用户修改。",
     ),
     "hook.unconfinable": (
         "Denied: {agent}'s {tool} tool runs code that swifty-sandbox can neither read nor "
