@@ -4,7 +4,10 @@ never loads into the test process, whose memory other tests measure).
     python tests/cli/mcp_client.py < steps.json > results.json
 
 stdin: {"project", "home", "approve": [substrings] | null, "steps": [...]} where a step
-is {"list": true}, {"call": name, "args": {...}} or {"write": path, "text": "..."}.
+is {"list": true}, {"call": name, "args": {...}} or {"write": path, "text": "..."};
+"on_ask": [{"rename": path, "to": path} | {"symlink": path, "to": target}] is done once,
+at the first elicitation, before it is answered (what a command still running could do
+while the person thinks).
 stdout: {"results": [...], "asked": [messages]}; a call's result is {"is_error", "text"},
 a listing's is {"tools": {name: {"description", "properties"}}}.
 """
@@ -31,9 +34,17 @@ def main() -> None:
     asked: list[str] = []
     approve: list[str] | None = plan.get("approve")
 
+    on_ask: list[dict[str, str]] = plan.get("on_ask", [])
+
     async def elicit(context: ClientRequestContext,
                      params: types.ElicitRequestParams) -> types.ElicitResult:
         asked.append(params.message)
+        while on_ask:
+            change = on_ask.pop(0)
+            if "rename" in change:
+                os.rename(change["rename"], change["to"])
+            else:
+                os.symlink(change["to"], change["symlink"])
         allow = any(word in params.message for word in approve or [])
         return types.ElicitResult(action="accept", content={"allow": allow, "always": False})
 
