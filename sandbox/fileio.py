@@ -26,7 +26,7 @@ import stat
 import sys
 from collections.abc import Callable
 
-from swifty_sandbox.policy.messages import t
+from swifty_sandbox.messages import t
 
 Identity = tuple[int, int]
 _O_PATH = getattr(os, "O_PATH", os.O_RDONLY)  # macOS has no O_PATH: a search-only open

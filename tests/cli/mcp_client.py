@@ -3,7 +3,8 @@ never loads into the test process, whose memory other tests measure).
 
     python tests/cli/mcp_client.py < steps.json > results.json
 
-stdin: {"project", "home", "approve": [substrings] | null, "steps": [...]} where a step
+stdin: {"project", "home", "approve": [substrings] | null, "env": {more variables for the
+server}, "steps": [...]} where a step
 is {"list": true}, {"call": name, "args": {...}} or {"write": path, "text": "..."};
 "on_ask": [{"rename": path, "to": path} | {"symlink": path, "to": target}] is done once,
 at the first elicitation, before it is answered (what a command still running could do
@@ -50,7 +51,8 @@ def main() -> None:
 
     params = StdioServerParameters(
         command=SCRIPT, args=["mcp", "--project", plan["project"]],
-        env={"HOME": plan["home"], "PATH": os.environ["PATH"]}, cwd=plan["project"])
+        env={"HOME": plan["home"], "PATH": os.environ["PATH"], **plan.get("env", {})},
+        cwd=plan["project"])
 
     async def run() -> list[dict[str, Any]]:
         results: list[dict[str, Any]] = []

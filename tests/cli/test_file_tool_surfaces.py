@@ -90,6 +90,9 @@ INVARIANTS: tuple[Row, ...] = (
     Row("write agent settings in home through a/b/..", Tool.WRITE_FILE,
         "{p}/a/b/../.codex/config.toml", "deny", "hook settings",
         absent=("{h}/.codex/config.toml",)),
+    Row("write the user's agent settings where CLAUDE_CONFIG_DIR moved them",
+        Tool.WRITE_FILE, "{h}/claude-config/settings.json", "deny", "hook settings",
+        absent=("{h}/claude-config/settings.json",)),
     Row("write the launcher on PATH", Tool.WRITE_FILE, "{p}/bin/swifty-sandbox", "deny",
         "swifty-sandbox or its hooks run", absent=("{p}/bin/swifty-sandbox",)),
     Row("write into swifty's own code", Tool.WRITE_FILE, "{pkg}/planted_by_test.py", "deny",
@@ -139,8 +142,14 @@ def prepare(project: Path, home: Path) -> dict[str, str]:
     (project / "sub" / ".claude" / "settings.json").write_text(ORIGINAL)
     for row in INVARIANTS:
         row.setup(project, home)
-    env = {**os.environ, "HOME": str(home), "PATH": f"{project / 'bin'}:{os.environ['PATH']}"}
-    return env
+    (home / "claude-config").mkdir()
+    return {**os.environ, **extra_env(home), "HOME": str(home),
+            "PATH": f"{project / 'bin'}:{os.environ['PATH']}"}
+
+
+def extra_env(home: Path) -> dict[str, str]:
+    """Variables that move where the agents read the user's settings."""
+    return {"CLAUDE_CONFIG_DIR": str(home / "claude-config")}
 
 
 def concrete(row: Row, project: Path, home: Path) -> str:
@@ -157,7 +166,8 @@ Answers = list[tuple[str, str]]
 
 
 def via_api(project: Path, home: Path, env: dict[str, str]) -> Answers:
-    os.environ["PATH"] = env["PATH"]  # restored by the test's monkeypatch
+    for name in ("PATH", *extra_env(home)):  # restored by the test's monkeypatch
+        os.environ[name] = env[name]
     box = Sandbox(project, home=home)
     out = []
     for row in INVARIANTS:
@@ -239,7 +249,8 @@ def via_mcp(project: Path, home: Path, env: dict[str, str]) -> Answers:
         elif row.tool is Tool.EDIT_FILE:
             args |= {"old_string": "#", "new_string": "planted"}
         steps.append({"call": name, "args": args})
-    plan = {"project": str(project), "home": str(home), "approve": None, "steps": steps}
+    plan = {"project": str(project), "home": str(home), "approve": None, "steps": steps,
+            "env": extra_env(home)}
     done = subprocess.run([sys.executable, str(CLIENT)], input=json.dumps(plan), text=True,
                           capture_output=True, env=env, check=False, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -258,7 +269,8 @@ def test_every_surface_keeps_every_file_tool_invariant(
     env = prepare(project, home)
     before = {path: Path(fill(path, project, home)).read_bytes()
               for row in INVARIANTS for path in row.unchanged}
-    monkeypatch.setenv("PATH", os.environ["PATH"])  # via_api changes it for its process
+    for name in ("PATH", *extra_env(home)):  # via_api changes them for its process
+        monkeypatch.setenv(name, os.environ.get(name, ""))
     answers = SURFACES[surface](project, home, env)
     assert len(answers) == len(INVARIANTS)
     failures = []
