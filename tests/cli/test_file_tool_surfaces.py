@@ -35,7 +35,7 @@ CLIENT = Path(__file__).with_name("mcp_client.py")
 SECRET = "SECRET-KEY-MATERIAL"
 ORIGINAL = "# the user's own\n"
 PACKAGE = Path(swifty_sandbox.sandbox.__file__).parent
-BLOCKED = "blocked"  # deny, or an ask nobody can answer here: never allowed
+BLOCKED = "blocked"  # deny, an ask nobody answers here, or refused as input: not done
 
 
 @dataclass(frozen=True)
@@ -118,6 +118,11 @@ INVARIANTS: tuple[Row, ...] = (
         "hard link"),
     Row("repeated and trailing slashes", Tool.WRITE_FILE, "{p}//.swifty//config.yaml",
         "deny", "protected", absent=("{p}/.swifty/config.yaml",)),
+    Row("a trailing slash", Tool.WRITE_FILE, "{p}/.git/hooks/pre-commit/", "deny",
+        "protected", absent=("{p}/.git/hooks/pre-commit",)),
+    Row("a NUL byte", Tool.WRITE_FILE, "{p}/ok.txt\0/../../.bashrc", BLOCKED,
+        unchanged=("{h}/.bashrc", "{p}/ok.txt")),
+    Row("a lone surrogate", Tool.WRITE_FILE, "{p}/\ud800.txt", BLOCKED),
     Row("a name too long to look up", Tool.READ_FILE, "{p}/" + "d/" * 2100 + "x", "deny",
         "cannot be looked up"),
     Row("control: read a project file", Tool.READ_FILE, "{p}/ok.txt", "allow"),
@@ -171,7 +176,11 @@ def via_api(project: Path, home: Path, env: dict[str, str]) -> Answers:
     box = Sandbox(project, home=home)
     out = []
     for row in INVARIANTS:
-        decision = box.check(Request.file(row.tool, concrete(row, project, home)))
+        try:
+            decision = box.check(Request.file(row.tool, concrete(row, project, home)))
+        except ValueError as e:  # no file can have that name
+            out.append(("error", str(e)))
+            continue
         out.append((decision.effect.value, decision.reason))
     return out
 
@@ -183,9 +192,10 @@ def via_check(project: Path, home: Path, env: dict[str, str]) -> Answers:
     done = subprocess.run([SCRIPT, "check", "--project", str(project), "--json", "--batch",
                            "-"], input=lines, text=True, capture_output=True, env=env,
                           check=False, timeout=120)
-    assert done.returncode in (0, 1, 3), done.stderr
+    assert done.returncode in (0, 1, 2, 3), done.stderr  # 2: a line it refused
     decisions = [json.loads(line) for line in done.stdout.splitlines()]
-    return [(d["effect"], d["reason"]) for d in decisions]
+    return [("error", d["error"]["message"]) if "error" in d else (d["effect"], d["reason"])
+            for d in decisions]
 
 
 def via_serve(project: Path, home: Path, env: dict[str, str]) -> Answers:
@@ -206,6 +216,9 @@ def via_serve(project: Path, home: Path, env: dict[str, str]) -> Answers:
                                              "allow": False, "always": False}) + "\n")
                 proc.stdin.flush()
                 message = json.loads(proc.stdout.readline())
+                continue
+            if message["type"] == "error":
+                out.append(("error", message["message"]))
                 continue
             assert message["type"] == "result", message
             out.append((message["decision"]["effect"], message["decision"]["reason"]))
@@ -231,15 +244,29 @@ def via_hook(project: Path, home: Path, env: dict[str, str]) -> Answers:
         done = subprocess.run([SCRIPT, "hook", "claude-code"], input=json.dumps(payload),
                               text=True, capture_output=True, env=env, check=False,
                               timeout=60)
+        if done.returncode == 2:  # the documented blocking answer: input it refuses
+            out.append(("error", done.stderr))
+            continue
         assert done.returncode == 0, done.stderr
         answer = json.loads(done.stdout)["hookSpecificOutput"]
         out.append((answer["permissionDecision"], answer["permissionDecisionReason"]))
     return out
 
 
+def encodable(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def via_mcp(project: Path, home: Path, env: dict[str, str]) -> Answers:
     steps: list[dict[str, Any]] = []
-    for row in INVARIANTS:
+    sent = [encodable(concrete(row, project, home)) for row in INVARIANTS]
+    for row, wire in zip(INVARIANTS, sent, strict=True):
+        if not wire:  # the SDK's client cannot put a lone surrogate into JSON at all
+            continue
         path = concrete(row, project, home)
         args: dict[str, Any] = {"path": path}
         name = {Tool.READ_FILE: "read_file", Tool.WRITE_FILE: "write_file",
@@ -254,9 +281,14 @@ def via_mcp(project: Path, home: Path, env: dict[str, str]) -> Answers:
     done = subprocess.run([sys.executable, str(CLIENT)], input=json.dumps(plan), text=True,
                           capture_output=True, env=env, check=False, timeout=120)
     assert done.returncode == 0, done.stderr
-    results = json.loads(done.stdout)["results"]
+    results = iter(json.loads(done.stdout)["results"])
     # The MCP server performs the I/O: an error is "not done", whatever the reason.
-    return [("deny" if r["is_error"] else "allow", r["text"]) for r in results]
+    out: Answers = []
+    for wire in sent:
+        result: dict[str, Any] = next(results) if wire else {"is_error": True,
+                                                             "text": "not sendable"}
+        out.append(("deny" if result["is_error"] else "allow", str(result["text"])))
+    return out
 
 
 SURFACES = {"api": via_api, "check": via_check, "serve": via_serve, "hook": via_hook,
@@ -275,7 +307,8 @@ def test_every_surface_keeps_every_file_tool_invariant(
     assert len(answers) == len(INVARIANTS)
     failures = []
     for row, (effect, text) in zip(INVARIANTS, answers, strict=True):
-        wanted = {"allow": {"allow"}, "deny": {"deny"}, BLOCKED: {"deny", "ask"}}[row.expect]
+        wanted = {"allow": {"allow"}, "deny": {"deny"},
+                  BLOCKED: {"deny", "ask", "error"}}[row.expect]
         if effect not in wanted:
             failures.append(f"{row.name}: {effect} ({text[:160]})")
         elif row.reason and row.reason not in text:
