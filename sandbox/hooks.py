@@ -218,11 +218,12 @@ def confined_command(runner: Sequence[str], command: str, project: Path, mode: M
     `$`, backticks — reaches `run -c` byte for byte, and nothing of it is expanded by
     the outer shell.
     """
-    argv = [*runner, "run", "--project", str(project), "--sandbox", sandbox_mode.value]
+    # `--approved` right after `run`: Codex's approval rule (`init codex`) names this
+    # prefix to put the command to the person.
+    argv = [*runner, "run", *(["--approved"] if approved else []), "--project", str(project),
+            "--sandbox", sandbox_mode.value]
     if mode is not None:
         argv += ["--mode", mode.value]
-    if approved:
-        argv.append("--approved")
     return shlex.join([*argv, "-c", command])
 
 
@@ -269,6 +270,35 @@ def _how_to_allow(box: Sandbox, request: Request, decision: Decision, agent: Age
     return t("hook.ask_denied_norule", reason=decision.reason, agent=agent.display)
 
 
+def _rewritten(call: HookCall, box: Sandbox | None, decision: Decision,
+               runner: Sequence[str]) -> dict[str, object] | None:
+    """The tool input with its command run through `swifty-sandbox run`; None when the
+    command is not to run (denied) or not to run confined (the agent applies no rewrite
+    for this tool, or the user turned the sandbox off)."""
+    request, shell = call.request, call.shell
+    if (box is None or request is None or shell is None or not shell.rewrites
+            or request.tool is not Tool.BASH or decision.effect is Effect.DENY
+            or box.effective_sandbox_mode is SandboxMode.OFF):
+        return None
+    assert request.command is not None
+    # An ask shows the rewritten command in the agent's own prompt; once the person says
+    # yes it runs confined too (`--approved`: the ask is answered; a deny holds).
+    command = confined_command(runner, request.command, box.project, call.mode,
+                               box.effective_sandbox_mode,
+                               approved=decision.effect is Effect.ASK)
+    return {**call.tool_input, shell.command: command}
+
+
+def asks_reach_person(agent: Agent, project: Path, home: Path) -> bool:
+    """Whether an ask of ours reaches a person through the agent's own approval flow.
+    Codex has no ask answer: only its approval rule (`init codex`) makes it put the
+    rewritten `run --approved` to the person; without that rule it would just run it."""
+    info = agent.info
+    if info.ask_rules is None:
+        return info.asks
+    return (info.user_dir(os.environ, home) / info.ask_rules).is_file()
+
+
 def _claude(call: HookCall, box: Sandbox | None, decision: Decision,
             runner: Sequence[str]) -> dict[str, object]:
     effect, reason = decision.effect, decision.reason
@@ -281,17 +311,9 @@ def _claude(call: HookCall, box: Sandbox | None, decision: Decision,
     output: dict[str, object] = {"hookEventName": call.event or "PreToolUse",
                                  "permissionDecision": effect.value,
                                  "permissionDecisionReason": reason}
-    request = call.request
-    if (box is not None and request is not None and request.tool is Tool.BASH
-            and call.confined and effect is not Effect.DENY
-            and box.effective_sandbox_mode is not SandboxMode.OFF):
-        assert request.command is not None
-        # An ask shows the rewritten command in Claude Code's own prompt; once the person
-        # says yes it runs confined too (`--approved`: the ask is answered; a deny holds).
-        command = confined_command(runner, request.command, box.project, call.mode,
-                                   box.effective_sandbox_mode,
-                                   approved=decision.effect is Effect.ASK)
-        output["updatedInput"] = {**call.tool_input, "command": command}
+    updated = _rewritten(call, box, Decision(effect, reason, decision.layer), runner)
+    if updated is not None:
+        output["updatedInput"] = updated
     return {"hookSpecificOutput": output}
 
 
@@ -304,17 +326,33 @@ def _answer(agent: Agent, call: HookCall, box: Sandbox | None, decision: Decisio
     if agent is Agent.CURSOR:
         message = {"permission": effect.value, "user_message": reason, "agent_message": reason}
         return HookAnswer(json.dumps(message, ensure_ascii=False), "", 0)
-    if effect is Effect.ASK:  # Codex and Gemini have no usable ask
+    updated = _rewritten(call, box, decision, runner)
+    if effect is Effect.ASK and (updated is None or box is None or not asks_reach_person(
+            agent, box.project, box.policy.home)):
+        # Nobody would be asked: denied, saying how to allow it.
         assert box is not None and call.request is not None
         effect, reason = Effect.DENY, _how_to_allow(box, call.request, decision, agent)
+        updated = None
     if agent is Agent.GEMINI:
-        return HookAnswer(json.dumps({"decision": effect.value, "reason": reason},
-                                     ensure_ascii=False), "", 0)
+        answer: dict[str, object] = {"decision": effect.value, "reason": reason}
+        if effect is Effect.ASK:
+            answer["systemMessage"] = reason  # shown with Gemini's confirmation
+        if updated is not None:
+            answer["hookSpecificOutput"] = {"tool_input": updated}
+        return HookAnswer(json.dumps(answer, ensure_ascii=False), "", 0)
     if effect is Effect.DENY:  # Codex
         deny = {"hookSpecificOutput": {"hookEventName": "PreToolUse",
                                        "permissionDecision": "deny",
                                        "permissionDecisionReason": reason}}
         return HookAnswer(json.dumps(deny, ensure_ascii=False), "", 0)
+    if updated is not None:
+        # Codex runs the rewritten command when the answer is allow; an ask's `--approved`
+        # form is put to the person by the approval rule `init codex` installs.
+        rewrite = {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                          "permissionDecision": "allow",
+                                          "permissionDecisionReason": reason,
+                                          "updatedInput": updated}}
+        return HookAnswer(json.dumps(rewrite, ensure_ascii=False), "", 0)
     # Codex reads an empty answer as "no objection" (its own approval policy then applies).
     return HookAnswer("", "", 0)
 

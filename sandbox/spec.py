@@ -733,6 +733,9 @@ def ensure_temp_dir(path: str) -> None:
 _URL_WITH_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*:[^/@\s]*@")
 
 
+_GIT_CONFIG_PAIR = re.compile(r"GIT_CONFIG_(KEY|VALUE)_[0-9]+\Z")
+
+
 @functools.lru_cache(maxsize=16)
 def _globs(patterns: tuple[str, ...]) -> re.Pattern[str]:
     """Shell globs of variable names (any case) as one regex, compiled once."""
@@ -753,6 +756,12 @@ def scrub_env(environ: dict[str, str], spec: SandboxSpec) -> dict[str, str]:
                 and not keep.match(upper):
             continue
         out[name] = value
+    if any(_GIT_CONFIG_PAIR.match(name) for name in environ.keys() - out.keys()):
+        # git's environment config is numbered pairs under GIT_CONFIG_COUNT: with a
+        # `*_KEY*` name dropped, git refuses every command ("missing config key
+        # GIT_CONFIG_KEY_0", as under Gemini CLI, which sets one). All of it goes.
+        out = {n: v for n, v in out.items()
+               if n != "GIT_CONFIG_COUNT" and not _GIT_CONFIG_PAIR.match(n)}
     if "TMPDIR" in out and "/tmp" in (*spec.temp_mounts, *spec.private_dirs):
         out["TMPDIR"] = "/tmp"  # the host's $TMPDIR is not there inside
     return out
