@@ -16,14 +16,22 @@ from .common import echo_json, json_option, reports_errors
 @reports_errors
 def doctor(as_json: bool) -> None:
     """Check this platform's sandbox (bubblewrap, namespaces and seccomp on Linux;
-    sandbox-exec on macOS); exit 0 when `run` can confine."""
+    sandbox-exec on macOS) and every agent hook installed for this project or user
+    (it runs, it is on every event, the agent runs it: Codex's trust); exit 0 when
+    `run` can confine and every installed hook works."""
+    import os
     from pathlib import Path
 
+    from swifty_sandbox.policy import find_project
     from swifty_sandbox.policy.files import PolicyFiles
     from swifty_sandbox.policy.settings import load_settings
+    from swifty_sandbox.sandbox.agents.doctor import agent_checks
+    from swifty_sandbox.sandbox.run.doctor import Report
 
     home = Path.home()
     report = diagnose(load_settings(PolicyFiles(home, home)).bwrap)  # the user's own config only
+    report = Report((*report.checks,
+                     *agent_checks(find_project(Path.cwd()), home, os.environ)))
     if as_json:
         echo_json(report.as_json())
     else:

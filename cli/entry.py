@@ -10,7 +10,9 @@ on every call — so nothing but imported code is reused. This module imports on
 parts of the standard library: it is all a warm call pays for.
 
 A server serves one process context: the same interpreter, flags, import path and
-environment (but the working directory's variables), and — read by the server from
+the variables its own process took from its environment before any call (`SERVER_VARS`:
+imports, the C library, locale; the rest of the caller's environment comes with the
+call, and the worker runs under it), and — read by the server from
 /proc for each caller — the same uid and groups, capabilities, no_new_privs, no
 seccomp filter at all (no server runs under one: /proc shows how many filters a
 process has, not which), no tracer, namespaces, root, cgroup, limits, umask, nice, LSM
@@ -37,8 +39,14 @@ FAST_COMMANDS = frozenset({"run", "check", "hook", "compile"})
 # What a worker would resolve differently from this process (its own pid, fds and
 # controlling terminal).
 _PROCESS_RELATIVE = ("/proc/self", "/proc/thread-self", "/dev/fd/", "/dev/tty")
-# Variables that follow the working directory, which is passed as a descriptor.
-CWD_VARS = frozenset({"PWD", "OLDPWD", "_"})
+# What a server's own process took from its environment before its first call and a
+# worker keeps: the import path and user site (PYTHON*, HOME), the C library and the
+# shared objects it loaded (LD_*, GLIBC_TUNABLES, MALLOC_*), the locale, the standard
+# streams' encoding and `time`'s zone (LC_*, LANG, LANGUAGE, TZ). Only callers that agree
+# on these are served by it (and they name its socket); every other variable is the
+# call's own, sent with it, and nothing the server computed ahead depends on one.
+SERVER_VARS = frozenset({"HOME", "LANG", "LANGUAGE", "TZ", "GLIBC_TUNABLES"})
+SERVER_PREFIXES = ("PYTHON", "LD_", "LC_", "MALLOC_")
 PROTOCOL = 2
 MAX_HEADER = 4 << 20
 ACCEPTED, REFUSED, EXITED, SIGNAL = b"A", b"R", b"X", b"S"
@@ -101,6 +109,12 @@ def import_path() -> list[str]:
     return sys.path if sys.flags.safe_path else sys.path[1:]
 
 
+def server_env(environ: dict[str, str] | os._Environ[str]) -> dict[str, str]:
+    """The part of `environ` a server is for (`SERVER_VARS`)."""
+    return {k: v for k, v in environ.items()
+            if k in SERVER_VARS or k.startswith(SERVER_PREFIXES)}
+
+
 def socket_path(environ: dict[str, str] | os._Environ[str] = os.environ) -> str | None:
     """This interpreter's and environment's server: a name only (a collision would be
     refused by the server, which checks everything), in `~/.cache/swifty-sandbox/run`;
@@ -113,8 +127,8 @@ def socket_path(environ: dict[str, str] | os._Environ[str] = os.environ) -> str 
         from _sha256 import sha256  # type: ignore[import-not-found]  # no OpenSSL
     except ImportError:
         from hashlib import sha256
-    text = "\0".join([sys.executable, *(f"{k}={v}" for k, v in sorted(environ.items())
-                                        if k not in CWD_VARS)])
+    text = "\0".join([sys.executable, *(f"{k}={v}"
+                                        for k, v in sorted(server_env(environ).items()))])
     name = sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:32]
     return os.path.join(home, ".cache", "swifty-sandbox", "run", name + ".sock")
 

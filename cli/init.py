@@ -19,7 +19,8 @@ import click
 
 from swifty_sandbox.messages import t
 from swifty_sandbox.policy import SwiftyError, find_project
-from swifty_sandbox.policy.agents import Agent
+from swifty_sandbox.policy.agents import Agent, Trust
+from swifty_sandbox.policy.paths import is_within
 from swifty_sandbox.policy.store import write_atomically
 
 from .common import project_option, reports_errors
@@ -30,12 +31,62 @@ class SettingsFileError(SwiftyError):
     code = "settings-file"
 
 
-def hook_command(agent: Agent, user: bool) -> str:
-    """The command the agent runs. `|| exit 2`: if swifty-sandbox cannot be found (127)
-    the agent must block, not read the failure as "no objection". A project file is
-    shared, so it names the command on PATH; the user's own file names this install."""
-    program = shlex.join(runner()) if user else "swifty-sandbox"
-    return f"{program} hook {agent.value} || exit 2"
+def hook_command(agent: Agent) -> str:
+    """The command the agent runs: this install by its absolute path (agents run hooks
+    with a PATH of their own, often without the venv's `bin`; a bare name failed with
+    "command not found" on every tool call). `|| exit 2`: if it cannot be started after
+    all (127) the agent must block, not read the failure as "no objection"."""
+    return f"{shlex.join(runner())} hook {agent.value} || exit 2"
+
+
+def launcher_problem(project: Path) -> str | None:
+    """Why the launcher the hook names is not safe to name, or None. It must be a file
+    that runs, outside the project and the temp dirs: a confined command may write
+    there, and the agent's next hook call would run what it wrote, unconfined."""
+    program = Path(runner()[0])
+    if not os.access(program, os.X_OK):
+        return t("init.launcher_missing", path=program)
+    real = Path(os.path.realpath(program))
+    for root in (project, Path("/tmp"), Path("/var/tmp"), Path("/dev/shm")):
+        if is_within(str(real), os.path.realpath(root)):
+            return t("init.launcher_writable", path=program, root=root)
+    return None
+
+
+def gemini_allow(settings: dict[str, object], path: Path) -> bool:
+    """Gemini's own policy must let the rewritten command run: in its default mode every
+    shell command waits for a confirmation (and headless, the shell tool is not even
+    offered). `tools.allowed` with our `run` as the prefix allows exactly the commands
+    that go through `swifty-sandbox run`; the hook rewrites every command into that
+    form, deciding first. True when the entry was added."""
+    entry = f"run_shell_command({shlex.join([*runner(), 'run'])})"
+    tools = settings.setdefault("tools", {})
+    if not isinstance(tools, dict):
+        raise SettingsFileError(t("init.unexpected", file=path, key="tools",
+                                  expected="a JSON object", agent=Agent.GEMINI.value))
+    allowed = tools.setdefault("allowed", [])
+    if not isinstance(allowed, list):
+        raise SettingsFileError(t("init.unexpected", file=path, key="tools.allowed",
+                                  expected="a JSON list", agent=Agent.GEMINI.value))
+    if entry in allowed:
+        return False
+    allowed.append(entry)
+    return True
+
+
+def codex_rules() -> str:
+    """Codex's approval rules (`$CODEX_HOME/rules/`) for the rewritten commands: an ask
+    of ours (`run --approved`) is put to the person by Codex's own prompt (and refused
+    where nobody can answer, as in `codex exec`); every other rewritten command runs
+    without a prompt of Codex's, because swifty-sandbox decided it and confines it."""
+    program = runner()
+    return (
+        "# Written by `swifty-sandbox init codex`; the hook rewrites every command to run\n"
+        "# through `swifty-sandbox run`. Most restrictive rule wins.\n"
+        f"prefix_rule(pattern={json.dumps([*program, 'run', '--approved'])}, "
+        'decision="prompt", justification="swifty-sandbox: this command needs your '
+        'approval")\n'
+        f"prefix_rule(pattern={json.dumps([*program, 'run'])}, decision=\"allow\")\n")
 
 
 def _entry(agent: Agent, event: str, command: str) -> dict[str, object]:
@@ -76,7 +127,7 @@ def merged_settings(agent: Agent, path: Path, text: str | None, command: str) ->
     if not isinstance(hooks, dict):
         raise SettingsFileError(t("init.unexpected", file=path, key="hooks",
                                   expected="a JSON object", agent=agent.value))
-    changed = False
+    changed = agent is Agent.GEMINI and gemini_allow(settings, path)
     for event in agent.info.events:
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
@@ -137,18 +188,41 @@ def init_command(agent: str, user: bool, project: Path | None) -> None:
     which = Agent(agent)
     root = find_project(project if project is not None else Path.cwd())
     info = which.info
-    path = (info.user_dir(os.environ, Path(os.path.expanduser("~"))) if user
-            else root / info.folder) / info.hook_file
+    user_dir = info.user_dir(os.environ, Path(os.path.expanduser("~")))
+    path = (user_dir if user else root / info.folder) / info.hook_file
+    old = _read(_not_a_link(which, path))
+    new = merged_settings(which, path, old, hook_command(which))
+    _write(which, path, old, new)
+    if info.ask_rules is not None:
+        # Codex reads its rules from the user's config dir only: installed there either way.
+        rules = _not_a_link(which, user_dir / info.ask_rules)
+        old_rules = _read(rules)
+        wanted = codex_rules()
+        _write(which, rules, old_rules, None if old_rules == wanted else wanted)
+    problem = launcher_problem(root)
+    if problem is not None:
+        click.echo(t("init.launcher_warning", problem=problem), err=True)
+    if info.trust is Trust.CODEX_HOOKS:
+        click.echo(t("init.trust_codex", file=path, project=root) if not user
+                   else t("init.trust_codex_user", file=path))
+    elif info.trust is Trust.GEMINI_FOLDER and not user:
+        click.echo(t("init.trust_gemini", project=root))
+    click.echo(t("init.check"))
+
+
+def _not_a_link(agent: Agent, path: Path) -> Path:
+    """A cloned repository could ship `.claude` or the file as a link elsewhere: never
+    write through one."""
     for part in (path.parent, path):
-        # A cloned repository could ship `.claude` or the file as a link elsewhere:
-        # never write through one.
         if part.is_symlink():
-            raise SettingsFileError(t("init.symlink", file=part, agent=which.value))
-    old = _read(path)
-    new = merged_settings(which, path, old, hook_command(which, user))
+            raise SettingsFileError(t("init.symlink", file=part, agent=agent.value))
+    return path
+
+
+def _write(agent: Agent, path: Path, old: str | None, new: str | None) -> None:
     if new is None:
-        click.echo(t("init.already", agent=which.display, file=path))
-    else:
-        _show(path, old, new)
-        write_atomic(path, new)
-        click.echo(t("init.done", agent=which.display, file=path))
+        click.echo(t("init.already", agent=agent.display, file=path))
+        return
+    _show(path, old, new)
+    write_atomic(path, new)
+    click.echo(t("init.done", agent=agent.display, file=path))

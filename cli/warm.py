@@ -1,6 +1,7 @@
 """The warm fork server behind `cli/entry.py`: one per process context, started by the
 first call that found none, gone after `IDLE_SECONDS` without calls (or when its socket
-is replaced or removed).
+is replaced or removed). At most `MAX_SERVERS` per user: one that starts removes the
+sockets of the least recently used beyond that, and those leave.
 
 It imports everything a call needs, then forks a worker per connection. The worker
 takes the caller's standard descriptors, working directory and environment, and runs
@@ -35,7 +36,6 @@ from swifty_sandbox import parts
 from .entry import (
     ACCEPTED,
     CHALLENGE,
-    CWD_VARS,
     EXITED,
     HELLO,
     MAX_HEADER,
@@ -51,11 +51,15 @@ from .entry import (
     open_run_dir,
     peer,
     recv_exact,
+    server_env,
     socket_path,
     unfiltered,
 )
 
-IDLE_SECONDS = 300.0
+IDLE_SECONDS = 120.0
+# A server holds ~20 MB of its own (its spare worker shares the rest); a user's contexts
+# are few (an agent's, a terminal's): the oldest beyond these leave.
+MAX_SERVERS = 3
 _FORWARDED = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
 
 
@@ -174,10 +178,6 @@ def code_stamp() -> tuple[object, ...]:
     return tuple(stamp)
 
 
-def _environment(env: dict[str, str] | os._Environ[str]) -> dict[str, str]:
-    return {k: v for k, v in env.items() if k not in CWD_VARS}
-
-
 def serve() -> int:
     path = socket_path()
     if path is None or not os.path.isdir(os.environ["HOME"]):
@@ -201,7 +201,7 @@ def serve() -> int:
         return 1
     prepare()
     own = context("self")
-    mine = {"flags": flags(), "path": import_path(), "env": _environment(os.environ)}
+    mine = {"flags": flags(), "path": import_path(), "env": server_env(os.environ)}
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
     where = f"/proc/self/fd/{folder}/{name}"
     with contextlib.suppress(FileNotFoundError):
@@ -213,6 +213,7 @@ def serve() -> int:
         os.umask(old)
     server.listen(64)
     bound = os.stat(where, follow_symlinks=False).st_ino
+    _evict(folder, name)
     gc.freeze()  # workers share the imported objects' pages instead of copying them
     # One worker waits in accept() ahead of each call, so no fork is on a call's path;
     # it tells us when it took a call (b"a": fork the next) or saw the code change
@@ -237,6 +238,21 @@ def serve() -> int:
     return 0
 
 
+def _evict(folder: int, name: str) -> None:
+    """Remove the sockets of all but the `MAX_SERVERS` - 1 most recently used other
+    servers (a socket's time is its last call's): each sees its socket gone and leaves
+    (a call it runs finishes). A stale socket goes the same way."""
+    others = []
+    with os.scandir(f"/proc/self/fd/{folder}") as entries:
+        for entry in entries:
+            if entry.name.endswith(".sock") and entry.name != name:
+                with contextlib.suppress(OSError):
+                    others.append((entry.stat(follow_symlinks=False).st_mtime_ns, entry.name))
+    for _, old in sorted(others, reverse=True)[MAX_SERVERS - 1:]:
+        with contextlib.suppress(OSError):
+            os.unlink(old, dir_fd=folder)
+
+
 def _leave(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)
 
@@ -256,6 +272,8 @@ def _loop(server: socket.socket, where: str, bound: int, notify_read: int, notif
             if b"q" in message:
                 break
             last = time.monotonic()
+            with contextlib.suppress(OSError):
+                os.utime(where)  # used now: the last to be evicted
             spare = _spare(server, notify_write, close, own, mine, stamp, original)
             workers.add(spare)
         try:
@@ -372,8 +390,9 @@ def _handshake(conn: socket.socket, pid: int, pidfd: int) -> tuple[int, str] | N
 
 
 def _valid(header: dict[str, object], mine: dict[str, object], proof: str) -> bool:
-    """A call this server may take: its interpreter flags, import path and environment
-    are the server's own, and it named our descriptor (`_handshake`)."""
+    """A call this server may take: its interpreter flags, import path and the
+    variables the server is for (`entry.SERVER_VARS`) are the server's own, and it named
+    our descriptor (`_handshake`)."""
     argv, env = header.get("argv"), header.get("env")
     return (header.get("protocol") == PROTOCOL and header.get("proof") == proof
             and header.get("flags") == mine["flags"]
@@ -381,7 +400,7 @@ def _valid(header: dict[str, object], mine: dict[str, object], proof: str) -> bo
             and isinstance(argv, list) and all(isinstance(a, str) for a in argv)
             and isinstance(env, dict)
             and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())
-            and _environment(env) == mine["env"])
+            and server_env(env) == mine["env"])
 
 
 def _work(conn: socket.socket, mine: dict[str, object], pid: int, pidfd: int) -> None:
@@ -417,6 +436,9 @@ def _work(conn: socket.socket, mine: dict[str, object], pid: int, pidfd: int) ->
         env = header["env"]
         assert isinstance(env, dict)  # _valid: strings to strings
         os.environ.update(env)
+        import tempfile
+
+        tempfile.tempdir = None  # found again from this caller's TMPDIR, if ever asked
         argv: list[str] = header["argv"]  # type: ignore[assignment]
         sys.argv = ["swifty-sandbox", *argv]
         _reopen_stdio()

@@ -114,6 +114,9 @@ class AgentInfo:
     modes: Mapping[str, Mode] | None = None
     # An ask can reach the person through the agent's own approval flow.
     asks: bool = False
+    # A file in the user's config dir without which an ask reaches nobody (Codex's
+    # approval rule, written by `init`): asks are denied while it is missing.
+    ask_rules: str | None = None
 
     @property
     def events(self) -> tuple[str, ...]:
@@ -166,8 +169,11 @@ _CLAUDE_MODES = {
     # it refuses. Both are the default mode here, deliberately, not by falling through.
     "auto": Mode.DEFAULT, "dontAsk": Mode.DEFAULT,
 }
+# Codex reports `bypassPermissions` whenever its approval policy is `never`, which is
+# what `codex exec` always runs with: no person chose to bypass anything, so it is our
+# default mode (its commands run confined all the same; an ask is refused by Codex).
 _CODEX_MODES = {"default": Mode.DEFAULT, "acceptEdits": Mode.ACCEPT_EDITS,
-                "plan": Mode.PLAN, "bypassPermissions": Mode.BYPASS}
+                "plan": Mode.PLAN, "bypassPermissions": Mode.DEFAULT}
 
 AGENTS: Mapping[Agent, AgentInfo] = {
     Agent.CLAUDE_CODE: AgentInfo(
@@ -203,16 +209,16 @@ AGENTS: Mapping[Agent, AgentInfo] = {
         Agent.CODEX, "Codex CLI", ".codex", "hooks.json", "PreToolUse",
         shell_tools=(
             # Codex's hooks name its command tools (`exec_command`, `shell`) "Bash".
-            ShellTool("Bash", "PreToolUse", rewrites=False),
+            ShellTool("Bash", "PreToolUse"),
         ),
         project_settings=(".codex/config.toml", ".codex/hooks.json"),
         user_settings=("config.toml", "hooks.json"),
         config_dir_var="CODEX_HOME",
-        trust=Trust.CODEX_HOOKS, modes=_CODEX_MODES, asks=True),
+        trust=Trust.CODEX_HOOKS, modes=_CODEX_MODES, asks=True,
+        ask_rules="rules/swifty-sandbox.rules"),
     Agent.GEMINI: AgentInfo(
         Agent.GEMINI, "Gemini CLI", ".gemini", "settings.json", "BeforeTool",
-        shell_tools=(ShellTool("run_shell_command", "BeforeTool", cwd="dir_path",
-                               rewrites=False),),
+        shell_tools=(ShellTool("run_shell_command", "BeforeTool", cwd="dir_path"),),
         project_settings=(".gemini/settings.json",),
         user_settings=("settings.json",),
         config_dir_var="GEMINI_CLI_HOME", config_var_is_home=True,

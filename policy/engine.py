@@ -10,17 +10,19 @@ import os
 import re
 import stat
 import tempfile
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from swifty_sandbox.messages import t
 
+from .agents import project_settings
 from .analysis import BashAnalysis, analyse
 from .blacklist import check as blacklist_check
 from .blacklist import known_values, with_known
 from .commands import Invocation
 from .files import PolicyFiles
-from .paths import expand_home, expand_path, is_within
+from .paths import Resolved, expand_home, expand_path, is_within, resolve
 from .profile import Profile, load_profile
 from .programs import (
     FlagRule,
@@ -95,6 +97,34 @@ class Policy:
     def programs(self) -> Table:
         """The program table (read on first use: most decisions never need it)."""
         return load_table(self.home)
+
+
+Identity = tuple[int, int]  # (st_dev, st_ino)
+
+
+@dataclass(frozen=True, slots=True)
+class Host:
+    """Facts about this machine a file-tool decision needs, found by the caller (the
+    sandbox layer; `policy` probes nothing): what swifty-sandbox runs outside the
+    sandbox — each `swifty-sandbox` a hook's PATH lookup may land on (`launchers`),
+    the interpreter, this package and bwrap (`trusted` trees) —, the user's agent
+    settings where the agents read them (`agent_files`: their config-dir variables
+    move them), and `hidden_links`, the identities of hidden files that have other
+    hard links (None: they could not be listed), asked only for a file with more than
+    one link."""
+
+    launchers: tuple[str, ...] = ()
+    trusted: tuple[str, ...] = ()
+    agent_files: tuple[str, ...] = ()
+    hidden_links: Callable[[], frozenset[Identity] | None] = field(
+        default=lambda: frozenset())
+
+
+# The agents' settings (the agent table), at any depth and in home too (the project's
+# own are in the mandatory list too): whoever writes them can remove swifty-sandbox's
+# hooks, or add a hook or MCP server that runs outside any sandbox at the agent's next
+# start.
+AGENT_SETTINGS_NAMES = tuple("/" + name for name in project_settings())
 
 
 class PatternLookup:
@@ -180,17 +210,30 @@ def decide(
     request: Request,
     mode: Mode | None = None,
     sandbox_mode: SandboxMode | None = None,
+    host: Host | None = None,
 ) -> Decision:
     """The decision on one request, in SPEC §2's order: the blacklist (and protected
     paths a command writes), protected and unreadable paths, the rules of the three
     layers (a deny anywhere wins), the path sandbox, the mode table, the sandbox's
     auto-allow; the first step with an answer decides.
 
-    `mode` and `sandbox_mode` override the settings' (the command-line options). What
-    the analysis could not see into is at least `ask`, never allowed by a rule. Never
-    raises for a well-formed `Request`; reads nothing but `policy`, the symlinks on the
-    paths it judges, and the program table on first use.
+    `mode` and `sandbox_mode` override the settings' (the command-line options); `host`
+    is what this machine runs outside the sandbox (`Host`). What the analysis could not
+    see into is at least `ask`, never allowed by a rule. A file request is decided on
+    where the kernel will open it (`Decision.target`). Never raises for a well-formed
+    `Request`; reads nothing but `policy`, the symlinks and file types on the paths it
+    judges, and the program table on first use.
     """
+    if request.tool is Tool.BASH:
+        return _decide(policy, request, mode, sandbox_mode, None, host or Host())
+    found = locate(policy, request.path or "")
+    decision = _decide(policy, request, mode, sandbox_mode, found, host or Host())
+    return replace(decision, target=found.path)
+
+
+def _decide(policy: Policy, request: Request, mode: Mode | None,
+            sandbox_mode: SandboxMode | None, found: Resolved | None, host: Host
+            ) -> Decision:
     mode = mode or policy.settings.default_mode
     sandbox_mode = sandbox_mode or policy.settings.sandbox_mode
     category = request.tool.category
@@ -208,10 +251,9 @@ def decide(
     # 2. Protected paths (writes), and the paths the sandbox makes unreadable (reads):
     #    the agent's file tools see what its commands see.
     paths: tuple[str, ...] = ()
-    if request.tool is not Tool.BASH:
-        paths = candidate_paths(policy, request.path or "")
-        hit = _protected_hit(policy, paths) if category is Category.WRITE \
-            else _unreadable_hit(policy, paths)
+    if found is not None:
+        paths = (*found.spellings, found.path)
+        hit = _file_hit(policy, category, found, host)
         if hit is not None:
             return hit
 
@@ -249,34 +291,79 @@ def decide(
     return _sandbox(request, sandbox_mode, decision)
 
 
+def locate(policy: Policy, path: str) -> Resolved:
+    """A request's path (`~`, `~/x` in the policy's home, relative to the project; not
+    `~user`, which names a file `~user` as the kernel sees it) as the kernel resolves it."""
+    return resolve(os.path.join(policy.project, expand_home(path, policy.home)))
+
+
 def candidate_paths(policy: Policy, path: str) -> tuple[str, ...]:
-    """The path as written (absolute, normalised) and where it really leads.
+    """Every name of the path — as written (absolute, normalised), after each link on
+    the way — and, last, where the kernel lands (`locate`).
 
-    Rules are checked on both, the most restrictive verdict wins: a deny on
-    `.env` must catch a symlink to it, and a deny on `*.key` must catch the link
-    named `x.key` too. The resolved one is last: the path sandbox judges it,
-    because a write through a dangling symlink lands at its target.
+    Deny and ask rules are checked on all, the most restrictive verdict wins: a deny on
+    `.env` must catch a symlink to it, and a deny on `*.key` must catch the link named
+    `x.key` too. Allow rules and the path sandbox judge the last, the one opened:
+    `a/b/../x` with `a/b -> ../..` is not `a/x`, and a write through a dangling symlink
+    lands at its target.
     """
-    written = os.path.normpath(os.path.join(policy.project, expand_home(path, policy.home)))
-    resolved = _realpath(written, str(policy.project))
-    return (written,) if written == resolved else (written, resolved)
+    found = locate(policy, path)
+    return (*found.spellings, found.path)
 
 
-def _realpath(path: str, resolved_dir: str) -> str:
-    """`os.path.realpath(path)`, looking only at the components below `resolved_dir`
-    (a directory known to be resolved, the project) when the path lies there: one
-    `lstat` or two instead of one per component on the hot path."""
-    if not path.startswith(resolved_dir + "/"):
-        return os.path.realpath(path)
-    current = resolved_dir
-    for part in path[len(resolved_dir) + 1:].split("/"):
-        current = f"{current}/{part}"
-        try:
-            if stat.S_ISLNK(os.lstat(current).st_mode):
-                return os.path.realpath(path)
-        except OSError:
-            return path  # the rest does not exist, so nothing below can be a link
-    return path
+_KINDS = ((stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"),
+          (stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device"))
+
+
+def _file_hit(policy: Policy, category: Category, found: Resolved, host: Host
+              ) -> Decision | None:
+    """SPEC §2 step 2 for a file tool, which runs outside the sandbox on the host: a path
+    the kernel cannot be seen to resolve, or resolves through /proc; a FIFO, socket or
+    device; for a write, protected paths (the mandatory list and the profile's), agents'
+    settings at any depth, what swifty-sandbox runs outside, a file with other hard
+    links; for a read, what the sandbox hides and the other names of a hidden file."""
+    path = found.path
+    if found.error is not None:
+        return Decision(D, t("decision.path_unresolved", path=path, error=found.error),
+                        Layer.PROTECTED, category="path")
+    if found.proc:
+        return Decision(D, t("decision.path_proc", path=found.spellings[0] if
+                             found.spellings else path), Layer.PROTECTED, category="path")
+    try:
+        info: os.stat_result | None = os.lstat(path)
+    except OSError:
+        info = None  # missing (a write creates it); anything else fails at the open
+    if info is not None:
+        kind = next((name for test, name in _KINDS if test(info.st_mode)), None)
+        if kind is not None:
+            return Decision(D, t("decision.path_special", path=path, kind=kind),
+                            Layer.PROTECTED, category="path")
+    paths = (*found.spellings, path)
+    if category is Category.WRITE:
+        for spelling in paths:
+            if spelling.endswith(AGENT_SETTINGS_NAMES) or spelling in host.agent_files:
+                return Decision(D, t("decision.agent_settings", path=spelling),
+                                Layer.PROTECTED, category="protected-path")
+            if spelling in host.launchers or any(is_within(spelling, tree)
+                                                 for tree in host.trusted):
+                return Decision(D, t("decision.runs_outside", path=spelling),
+                                Layer.PROTECTED, category="protected-path")
+        hit = _protected_hit(policy, paths)
+        if hit is not None:
+            return hit
+        if info is not None and stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+            return Decision(D, t("decision.hard_link_write", path=path,
+                                 count=info.st_nlink), Layer.PROTECTED, category="hard-link")
+        return None
+    hit = _unreadable_hit(policy, paths)
+    if hit is not None:
+        return hit
+    if info is not None and stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+        linked = host.hidden_links()
+        if linked is None or (info.st_dev, info.st_ino) in linked:
+            return Decision(D, t("decision.hard_link_hidden", path=path), Layer.PROTECTED,
+                            category="deny-read")
+    return None
 
 
 def _first_match(patterns: tuple[PathPattern, ...], paths: tuple[str, ...]
@@ -326,10 +413,14 @@ def _combine_layers(verdicts: list[Rule | None]) -> Rule | None:
 
 
 def _path_verdict(policy: Policy, tool: Tool, paths: tuple[str, ...]) -> Rule | None:
-    return _combine_layers([
-        _severest([last_match_path(layer.reversed_by_tool[tool], p) for p in paths])
-        for layer in policy.layers
-    ])
+    """Each layer's verdict: deny or ask if any name of the path is denied or asked;
+    allow only if the path opened (the last) is allowed."""
+    verdicts: list[Rule | None] = []
+    for layer in policy.layers:
+        matches = [last_match_path(layer.reversed_by_tool[tool], p) for p in paths]
+        strict = _severest([m for m in matches if m is not None and m.effect is not A])
+        verdicts.append(strict or matches[-1])
+    return _combine_layers(verdicts)
 
 
 def _command_verdict(policy: Policy, forms: list[str],
@@ -518,5 +609,5 @@ def suggest_rules(policy: Policy, request: Request) -> list[str]:
     return [f"{request.tool.value}({escape_glob(shown)})"]
 
 
-__all__ = ["MODE_TABLE", "Policy", "candidate_paths", "decide", "expand_path",
-           "load_policy", "suggest_rules", "temp_dirs"]
+__all__ = ["AGENT_SETTINGS_NAMES", "MODE_TABLE", "Host", "Policy", "candidate_paths",
+           "decide", "expand_path", "load_policy", "locate", "suggest_rules", "temp_dirs"]

@@ -3,7 +3,10 @@ directory in the user's home."""
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
+from dataclasses import dataclass
 from pathlib import Path
 
 SWIFTY_DIR = ".swifty"
@@ -44,3 +47,94 @@ def project_digest(project: Path | str) -> str:
     except ImportError:  # pragma: no cover - every CPython build has it
         from hashlib import blake2b
     return blake2b(data, digest_size=8).hexdigest()
+
+
+# -- where the kernel will open a path -----------------------------------------------------
+
+MAX_LINKS = 40  # the kernel's limit on symlinks followed in one lookup (ELOOP beyond)
+PATH_MAX = 4096  # bytes of a path the kernel takes in one call
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """A path resolved as the kernel resolves it.
+
+    `path` is absolute and holds no `.`, `..`, repeated `/` or symlink: where the kernel
+    lands (below the first missing component, lexically: what `mkdir -p` then `open`
+    make). `spellings` are the other names the lookup went by (as written, and after
+    each link followed): deny patterns are matched on every one. `error`: why the
+    lookup fails or cannot be seen (a loop, a component that is not a directory, no
+    search permission, a name too long); `proc`: it passes through `/proc`, whose
+    links the kernel follows to an object, not to the name they show.
+    """
+
+    path: str
+    spellings: tuple[str, ...]
+    error: str | None = None
+    proc: bool = False
+
+
+def resolve(path: str) -> Resolved:
+    """`path` (absolute) as the kernel looks it up: component by component, each link
+    read and followed before any `..` after it applies (`a/b/../x` with `a/b -> ../..`
+    is `../x` from `a`, not `a/x`). Reads links only; opens nothing."""
+    written = _normal(path)
+    pending = [part for part in reversed(path.split("/")) if part not in ("", ".")]
+    current, links, missing, proc = "", 0, False, False
+    spellings = [written]
+    error: str | None = None
+    try:
+        encoded = os.fsencode(path)
+    except UnicodeEncodeError:
+        encoded = b""
+        error = "name not encodable"
+    if len(encoded) >= PATH_MAX:
+        error = os.strerror(errno.ENAMETOOLONG)
+    while pending and error is None:
+        name = pending.pop()
+        if name == "..":
+            current = current.rsplit("/", 1)[0]  # `/..` is `/`
+            continue
+        candidate = f"{current}/{name}"
+        proc = proc or is_within(candidate, "/proc")
+        if missing:
+            current = candidate
+            continue
+        try:
+            info = os.lstat(candidate)
+        except FileNotFoundError:
+            missing, current = True, candidate
+            continue
+        except OSError as e:
+            error, current = e.strerror or str(e), candidate
+            break
+        if stat.S_ISLNK(info.st_mode):
+            links += 1
+            if links > MAX_LINKS:
+                error, current = os.strerror(errno.ELOOP), candidate
+                break
+            try:
+                target = os.readlink(candidate)
+            except OSError as e:
+                error, current = e.strerror or str(e), candidate
+                break
+            if target.startswith("/"):
+                current = ""
+            pending += [p for p in reversed(target.split("/")) if p not in ("", ".")]
+            spellings.append(_normal("/".join((current, *reversed(pending)))))
+            continue
+        current = candidate
+        if pending and not stat.S_ISDIR(info.st_mode):
+            error = os.strerror(errno.ENOTDIR)
+            break
+    resolved = current or "/"
+    if error is not None:  # the rest as written, so that deny patterns still see it
+        resolved = _normal("/".join((resolved, *reversed(pending))))
+    return Resolved(resolved, tuple(dict.fromkeys(s for s in spellings if s != resolved)),
+                    error, proc)
+
+
+def _normal(path: str) -> str:
+    """`os.path.normpath`, without the leading `//` POSIX lets it keep."""
+    path = os.path.normpath(path)
+    return "/" + path.lstrip("/") if path.startswith("//") else path

@@ -112,6 +112,9 @@ class Decision:
     layer: Layer
     category: str | None = None
     rule: RuleRef | None = None
+    # A file request: the path it was decided on, where the kernel will open it (no link,
+    # no `..`); a tool that performs the I/O opens exactly this, following no link.
+    target: str | None = None
 
     def as_json(self) -> dict[str, object]:
         return {

@@ -4,10 +4,11 @@ shells over it."""
 from __future__ import annotations
 
 import enum
+import functools
 import os
 import stat
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, assert_never
 
@@ -29,6 +30,8 @@ from swifty_sandbox.policy import (
     local_rules_path,
     suggest_rules,
 )
+from swifty_sandbox.policy.agents import user_settings
+from swifty_sandbox.policy.engine import Host
 from swifty_sandbox.policy.errors import ExitCode
 from swifty_sandbox.policy.limits import default_max_memory, default_max_processes
 from swifty_sandbox.policy.paths import is_within
@@ -38,7 +41,15 @@ if TYPE_CHECKING:
 
 from ..run.executor import DEVNULL, EXIT_TIMEOUT, Completed
 from ..run.launch import run_confined, run_unconfined, shell_argv
-from ..spec.compiler import EXIT_SETUP, Limits, SandboxSpec, SetupError, compile_spec
+from ..spec.compiler import (
+    EXIT_SETUP,
+    Limits,
+    SandboxSpec,
+    SetupError,
+    compile_spec,
+    hidden_links,
+)
+from ..spec.pathguard import launcher_paths, trusted_paths
 
 RequestLike = Request | str | Sequence[str]
 EXIT_DENIED = ExitCode.DENIED
@@ -138,6 +149,7 @@ class Sandbox:
         self.sandbox_mode = SandboxMode(sandbox_mode) if sandbox_mode is not None else None
         self.ask = ask  # None: nobody to ask (non-interactive), so an ask is denied
         self.policy: Policy = load_policy(self.project, self._home)
+        self._host: Host | None = None
         # `--allow-net` entries, checked now (a bad one is a usage error, not a run)
         self.allow_net = tuple(allow_net)
         self.ask_host = ask_host  # None: an unlisted host is refused
@@ -169,8 +181,27 @@ class Sandbox:
         return self.policy.warnings
 
     def check(self, request: RequestLike) -> Decision:
-        """The decision for one request; nothing runs."""
-        return decide(self.policy, as_request(request), self.mode, self.sandbox_mode)
+        """The decision for one request; nothing runs. Every surface (the CLI's `check`,
+        `serve`, the hooks, the MCP server) asks here, so each decides alike."""
+        request = as_request(request)
+        host = self.host() if request.tool is not Tool.BASH else None
+        return decide(self.policy, request, self.mode, self.sandbox_mode, host)
+
+    def host(self) -> Host:
+        """What this machine runs outside the sandbox, for file-tool decisions (found on
+        first use, again after a reload): the `swifty-sandbox` a hook's PATH lookup may
+        land on, the trees of the interpreter, this package and bwrap, the user's agent
+        settings where this environment's agents read them, and the hidden files with
+        other hard links (listed only when a file with several is asked)."""
+        if self._host is None:
+            policy = self.policy
+            self._host = Host(
+                tuple(launcher_paths(os.environ.get("PATH"), str(policy.project))),
+                trusted_paths(policy.settings.bwrap),
+                tuple(dict.fromkeys(name for p in user_settings(os.environ, policy.home)
+                                    for name in (str(p), os.path.realpath(p)))),
+                functools.cache(lambda: hidden_links(policy)))
+        return self._host
 
     def always_allow(self, request: RequestLike) -> list[str]:
         """Record "always allow" for the request in the local rule file; returns the
@@ -187,6 +218,7 @@ class Sandbox:
     def reload(self) -> None:
         """Read the settings, profile and rule files again (they changed on disk)."""
         self.policy = load_policy(self.project, self._home)
+        self._host = None
 
     @property
     def effective_mode(self) -> Mode:
@@ -211,19 +243,19 @@ class Sandbox:
             return decision
         ask = ask if ask is not None else self.ask
         if ask is None:
-            return Decision(Effect.DENY, t("decision.noninteractive", reason=decision.reason,
-                                           how=self.how_to_allow(request, decision)),
-                            decision.layer, decision.category, decision.rule)
+            return replace(decision, effect=Effect.DENY, reason=t(
+                "decision.noninteractive", reason=decision.reason,
+                how=self.how_to_allow(request, decision)))
         answer = ask(request, decision)
         if answer is Answer.NO:
-            return Decision(Effect.DENY, t("decision.user_denied", reason=decision.reason),
-                            decision.layer, decision.category, decision.rule)
+            return replace(decision, effect=Effect.DENY,
+                           reason=t("decision.user_denied", reason=decision.reason))
         if answer is Answer.ALWAYS:
             self.always_allow(request)
         elif answer is not Answer.YES:
             assert_never(answer)
-        return Decision(Effect.ALLOW, t("decision.user_allowed", reason=decision.reason),
-                        decision.layer, decision.category, decision.rule)
+        return replace(decision, effect=Effect.ALLOW,
+                       reason=t("decision.user_allowed", reason=decision.reason))
 
     def how_to_allow(self, request: Request, decision: Decision) -> str:
         """The ways to let an ask through without a person: the exact rule to add,

@@ -24,7 +24,6 @@ from typing import assert_never
 
 from swifty_sandbox.messages import t
 from swifty_sandbox.policy import (
-    Category,
     Decision,
     Effect,
     Layer,
@@ -37,13 +36,11 @@ from swifty_sandbox.policy import (
     local_rules_path,
     suggest_rules,
 )
-from swifty_sandbox.policy.agents import Agent, ShellTool, project_settings, user_settings
-from swifty_sandbox.policy.engine import candidate_paths
+from swifty_sandbox.policy.agents import Agent, ShellTool
 from swifty_sandbox.policy.errors import ExitCode
 from swifty_sandbox.policy.paths import is_within
 from swifty_sandbox.policy.rules import fixed_prefix
 
-from ..spec.pathguard import runs_outside
 from .api import Sandbox
 
 EXIT_BLOCK = ExitCode.ERROR  # every supported agent reads 2 as "block", stderr the reason
@@ -222,11 +219,12 @@ def confined_command(runner: Sequence[str], command: str, project: Path, mode: M
     `$`, backticks — reaches `run -c` byte for byte, and nothing of it is expanded by
     the outer shell.
     """
-    argv = [*runner, "run", "--project", str(project), "--sandbox", sandbox_mode.value]
+    # `--approved` right after `run`: Codex's approval rule (`init codex`) names this
+    # prefix to put the command to the person.
+    argv = [*runner, "run", *(["--approved"] if approved else []), "--project", str(project),
+            "--sandbox", sandbox_mode.value]
     if mode is not None:
         argv += ["--mode", mode.value]
-    if approved:
-        argv.append("--approved")
     return shlex.join([*argv, "-c", command])
 
 
@@ -250,32 +248,10 @@ def hidden_below(policy: Policy, directory: str) -> str | None:
     return None
 
 
-# The agents' own settings at any depth (policy/protected.py guards the project's), and
-# the user's where the agents read them (their config-dir variables): whoever writes them
-# can remove this guard, or add a hook or MCP server that runs outside any sandbox at the
-# agent's next start. From the agent table (policy/agents.py).
-AGENT_HOOK_FILES = project_settings()
-
-
-def agent_settings_write(policy: Policy, request: Request) -> Decision | None:
-    """A file write to an agent's hook settings (at any depth, as written or where it
-    leads): denied, like the policy's own files."""
-    if request.tool.category is not Category.WRITE or request.path is None:
-        return None
-    users = {str(p) for p in user_settings(os.environ, policy.home)}
-    for path in candidate_paths(policy, request.path):
-        if path.endswith(tuple("/" + name for name in AGENT_HOOK_FILES)) or path in users:
-            return Decision(Effect.DENY, t("hook.agent_settings", path=path),
-                            Layer.PROTECTED)
-        if runs_outside(path, str(policy.project)):
-            return Decision(Effect.DENY, t("hook.runs_outside", path=path), Layer.PROTECTED)
-    return None
-
-
 def _search_check(box: Sandbox, call: HookCall, decision: Decision) -> Decision:
     if not call.search or decision.effect is Effect.DENY or call.request is None:
         return decision
-    path = os.path.realpath(call.request.path or "/")
+    path = decision.target or "/"  # where the kernel lands, as decided
     if not os.path.isdir(path):
         return decision
     hidden = hidden_below(box.policy, path)
@@ -295,6 +271,35 @@ def _how_to_allow(box: Sandbox, request: Request, decision: Decision, agent: Age
     return t("hook.ask_denied_norule", reason=decision.reason, agent=agent.display)
 
 
+def _rewritten(call: HookCall, box: Sandbox | None, decision: Decision,
+               runner: Sequence[str]) -> dict[str, object] | None:
+    """The tool input with its command run through `swifty-sandbox run`; None when the
+    command is not to run (denied) or not to run confined (the agent applies no rewrite
+    for this tool, or the user turned the sandbox off)."""
+    request, shell = call.request, call.shell
+    if (box is None or request is None or shell is None or not shell.rewrites
+            or request.tool is not Tool.BASH or decision.effect is Effect.DENY
+            or box.effective_sandbox_mode is SandboxMode.OFF):
+        return None
+    assert request.command is not None
+    # An ask shows the rewritten command in the agent's own prompt; once the person says
+    # yes it runs confined too (`--approved`: the ask is answered; a deny holds).
+    command = confined_command(runner, request.command, box.project, call.mode,
+                               box.effective_sandbox_mode,
+                               approved=decision.effect is Effect.ASK)
+    return {**call.tool_input, shell.command: command}
+
+
+def asks_reach_person(agent: Agent, project: Path, home: Path) -> bool:
+    """Whether an ask of ours reaches a person through the agent's own approval flow.
+    Codex has no ask answer: only its approval rule (`init codex`) makes it put the
+    rewritten `run --approved` to the person; without that rule it would just run it."""
+    info = agent.info
+    if info.ask_rules is None:
+        return info.asks
+    return (info.user_dir(os.environ, home) / info.ask_rules).is_file()
+
+
 def _claude(call: HookCall, box: Sandbox | None, decision: Decision,
             runner: Sequence[str]) -> dict[str, object]:
     effect, reason = decision.effect, decision.reason
@@ -307,17 +312,9 @@ def _claude(call: HookCall, box: Sandbox | None, decision: Decision,
     output: dict[str, object] = {"hookEventName": call.event or "PreToolUse",
                                  "permissionDecision": effect.value,
                                  "permissionDecisionReason": reason}
-    request = call.request
-    if (box is not None and request is not None and request.tool is Tool.BASH
-            and call.confined and effect is not Effect.DENY
-            and box.effective_sandbox_mode is not SandboxMode.OFF):
-        assert request.command is not None
-        # An ask shows the rewritten command in Claude Code's own prompt; once the person
-        # says yes it runs confined too (`--approved`: the ask is answered; a deny holds).
-        command = confined_command(runner, request.command, box.project, call.mode,
-                                   box.effective_sandbox_mode,
-                                   approved=decision.effect is Effect.ASK)
-        output["updatedInput"] = {**call.tool_input, "command": command}
+    updated = _rewritten(call, box, Decision(effect, reason, decision.layer), runner)
+    if updated is not None:
+        output["updatedInput"] = updated
     return {"hookSpecificOutput": output}
 
 
@@ -330,12 +327,20 @@ def _answer(agent: Agent, call: HookCall, box: Sandbox | None, decision: Decisio
     if agent is Agent.CURSOR:
         message = {"permission": effect.value, "user_message": reason, "agent_message": reason}
         return HookAnswer(json.dumps(message, ensure_ascii=False), "", 0)
-    if effect is Effect.ASK:  # Codex and Gemini have no usable ask
+    updated = _rewritten(call, box, decision, runner)
+    if effect is Effect.ASK and (updated is None or box is None or not asks_reach_person(
+            agent, box.project, box.policy.home)):
+        # Nobody would be asked: denied, saying how to allow it.
         assert box is not None and call.request is not None
         effect, reason = Effect.DENY, _how_to_allow(box, call.request, decision, agent)
+        updated = None
     if agent is Agent.GEMINI:
-        return HookAnswer(json.dumps({"decision": effect.value, "reason": reason},
-                                     ensure_ascii=False), "", 0)
+        answer: dict[str, object] = {"decision": effect.value, "reason": reason}
+        if effect is Effect.ASK:
+            answer["systemMessage"] = reason  # shown with Gemini's confirmation
+        if updated is not None:
+            answer["hookSpecificOutput"] = {"tool_input": updated}
+        return HookAnswer(json.dumps(answer, ensure_ascii=False), "", 0)
     if agent is not Agent.CODEX:  # an agent added later gets no one else's format
         assert_never(agent)
     if effect is Effect.DENY:
@@ -343,6 +348,14 @@ def _answer(agent: Agent, call: HookCall, box: Sandbox | None, decision: Decisio
                                        "permissionDecision": "deny",
                                        "permissionDecisionReason": reason}}
         return HookAnswer(json.dumps(deny, ensure_ascii=False), "", 0)
+    if updated is not None:
+        # Codex runs the rewritten command when the answer is allow; an ask's `--approved`
+        # form is put to the person by the approval rule `init codex` installs.
+        rewrite = {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                          "permissionDecision": "allow",
+                                          "permissionDecisionReason": reason,
+                                          "updatedInput": updated}}
+        return HookAnswer(json.dumps(rewrite, ensure_ascii=False), "", 0)
     # Codex reads an empty answer as "no objection" (its own approval policy then applies).
     return HookAnswer("", "", 0)
 
@@ -384,14 +397,13 @@ def answer_hook(agent: Agent, raw: str | bytes, runner: Sequence[str], *,
         if not agent.confines or (call.shell is not None and not call.shell.rewrites):
             # We do not run the command: it gets no auto-allow for running confined.
             box.sandbox_mode = SandboxMode.OFF
-        decision = agent_settings_write(box.policy, call.request) \
-            or _search_check(box, call, box.check(call.request))
+        decision = _search_check(box, call, box.check(call.request))
         return _answer(agent, call, box, decision, runner)
     except Exception as e:  # any failure blocks, never allows
         detail = e.diagnostics() if hasattr(e, "diagnostics") else f"{type(e).__name__}: {e}"
         return blocked(agent, t("hook.error", agent=agent.value, error=detail))
 
 
-__all__ = ["AGENT_HOOK_FILES", "EXIT_BLOCK", "MAX_INPUT", "Agent", "HookAnswer", "HookCall",
-           "HookInputError", "agent_settings_write", "answer_hook", "blocked",
+__all__ = ["EXIT_BLOCK", "MAX_INPUT", "Agent", "HookAnswer", "HookCall",
+           "HookInputError", "answer_hook", "blocked",
            "confined_command", "hidden_below", "parse_call"]

@@ -3,17 +3,17 @@ client, on the official `mcp` SDK (imported only here, only when the server star
 
 Every call is decided by the project's policy. `bash` then runs confined (no network,
 writes only in the project and its temp dir); the file tools run here, outside the
-sandbox, on the path the policy decided. A denial is an `isError` result with the
-reason. An ask goes to the person through MCP elicitation when the client offers it,
-otherwise it is denied with how to allow it. Calls are handled one at a time, so no
-command can swap a path between its decision and its use.
+sandbox, on the path the policy decided (`Decision.target`: where the kernel lands,
+links and `..` resolved), opened by `fileio` following no link, so nothing swapped in
+after the decision — during an elicitation, or by a command still running — is followed.
+A denial is an `isError` result with the reason. An ask goes to the person through MCP
+elicitation when the client offers it, otherwise it is denied with how to allow it.
+Calls are handled one at a time.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-from pathlib import Path
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
@@ -40,9 +40,12 @@ from swifty_sandbox.policy import (
 )
 
 from .api import Answer, Sandbox
-from .hooks import agent_settings_write
+from .fileio import FileToolError
+from .fileio import read_file as read_target
+from .fileio import write_file as write_target
 
 READ_LIMIT = 1 << 20  # bytes read_file returns at most
+EDIT_LIMIT = 16 << 20  # bytes of a file edit_file rewrites at most
 DEFAULT_TIMEOUT = 120.0
 
 
@@ -102,21 +105,32 @@ class Tools:
             raise ToolError(t("decision.user_denied", reason=decision.reason))
         return decision, Answer.ALWAYS if data.always else Answer.YES
 
-    def path(self, path: str) -> Path:
-        given = Path(os.path.expanduser(path))
-        return given if given.is_absolute() else self.box.project / given
-
-    async def file_request(self, tool: Tool, path: str, ctx: Context) -> Path:
-        request = Request.file(tool, str(self.path(path)))
-        guarded = agent_settings_write(self.box.policy, request)
-        if guarded is not None:
-            raise ToolError(guarded.reason)
+    async def file_request(self, tool: Tool, path: str, ctx: Context) -> str:
+        """The path to open: where the decision says the kernel lands (`~`, `~/x` and
+        relative paths as the policy reads them), opened by `fileio` following no link."""
+        try:
+            request = Request.file(tool, path)
+        except ValueError as e:  # a NUL: no file has that name
+            raise ToolError(str(e)) from e
         decision, answer = await self.settle(request, ctx)
         if decision.effect is Effect.DENY:
             raise ToolError(decision.reason)
         if answer is Answer.ALWAYS:
             self.box.always_allow(request)
-        return self.path(path)
+        assert decision.target is not None  # every file decision carries it
+        return decision.target
+
+    def read(self, target: str, limit: int) -> bytes:
+        try:
+            return read_target(target, limit, self.box.host().hidden_links)
+        except FileToolError as e:
+            raise ToolError(str(e)) from e
+
+    def write(self, target: str, text: str) -> None:
+        try:
+            write_target(target, text.encode(), self.box.host().hidden_links)
+        except FileToolError as e:
+            raise ToolError(str(e)) from e
 
     async def bash(self, command: str, timeout: float | None, ctx: Context) -> CallToolResult:
         async with self.lock:
@@ -141,11 +155,7 @@ class Tools:
     async def read_file(self, path: str, ctx: Context) -> str:
         async with self.lock:
             target = await self.file_request(Tool.READ_FILE, path, ctx)
-            try:
-                with open(target, "rb") as handle:
-                    data = handle.read(READ_LIMIT + 1)
-            except OSError as e:
-                raise ToolError(f"{target}: {e.strerror}") from e
+            data = self.read(target, READ_LIMIT)
             text = data[:READ_LIMIT].decode(errors="replace")
             return text + (t("mcp.truncated", limit=READ_LIMIT) if len(data) > READ_LIMIT
                            else "")
@@ -153,29 +163,25 @@ class Tools:
     async def write_file(self, path: str, content: str, ctx: Context) -> str:
         async with self.lock:
             target = await self.file_request(Tool.WRITE_FILE, path, ctx)
-            try:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(content, encoding="utf-8")
-            except OSError as e:
-                raise ToolError(f"{target}: {e.strerror}") from e
+            self.write(target, content)
             return t("mcp.written", path=target, size=len(content.encode()))
 
     async def edit_file(self, path: str, old_string: str, new_string: str,
                         replace_all: bool, ctx: Context) -> str:
         async with self.lock:
             target = await self.file_request(Tool.EDIT_FILE, path, ctx)
+            data = self.read(target, EDIT_LIMIT)
+            if len(data) > EDIT_LIMIT:
+                raise ToolError(t("mcp.edit_too_large", path=target, limit=EDIT_LIMIT))
             try:
-                text = target.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as e:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError as e:
                 raise ToolError(f"{target}: {e}") from e
             count = text.count(old_string) if old_string else 0
             if count == 0 or (count > 1 and not replace_all):
                 raise ToolError(t("mcp.edit_mismatch", path=target, count=count))
             new = text.replace(old_string, new_string, -1 if replace_all else 1)
-            try:
-                target.write_text(new, encoding="utf-8")
-            except OSError as e:
-                raise ToolError(f"{target}: {e.strerror}") from e
+            self.write(target, new)
             return t("mcp.edited", path=target, count=count if replace_all else 1)
 
 

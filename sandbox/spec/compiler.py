@@ -670,6 +670,9 @@ def ensure_temp_dir(path: str) -> None:
 _URL_WITH_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*:[^/@\s]*@")
 
 
+_GIT_CONFIG_PAIR = re.compile(r"GIT_CONFIG_(KEY|VALUE)_[0-9]+\Z")
+
+
 @functools.lru_cache(maxsize=16)
 def _globs(patterns: tuple[str, ...]) -> re.Pattern[str]:
     """Shell globs of variable names (any case) as one regex, compiled once."""
@@ -690,6 +693,41 @@ def scrub_env(environ: dict[str, str], spec: SandboxSpec) -> dict[str, str]:
                 and not keep.match(upper):
             continue
         out[name] = value
+    if any(_GIT_CONFIG_PAIR.match(name) for name in environ.keys() - out.keys()):
+        # git's environment config is numbered pairs under GIT_CONFIG_COUNT: with a
+        # `*_KEY*` name dropped, git refuses every command ("missing config key
+        # GIT_CONFIG_KEY_0", as under Gemini CLI, which sets one). All of it goes.
+        out = {n: v for n, v in out.items()
+               if n != "GIT_CONFIG_COUNT" and not _GIT_CONFIG_PAIR.match(n)}
     if "TMPDIR" in out and "/tmp" in (*spec.temp_mounts, *spec.private_dirs):
         out["TMPDIR"] = "/tmp"  # the host's $TMPDIR is not there inside
     return out
+
+
+def hidden_links(policy: Policy) -> frozenset[tuple[int, int]] | None:
+    """(device, inode) of each hidden file that has other hard links: the files whose
+    other names `compile_spec` refuses to run beside (`setup.hard_links`), for the file
+    tools, which run outside the sandbox and would read such a file under a visible
+    name. Found as `compile_spec` finds hidden paths (the same patterns, expansion and
+    walk below hidden directories); None when they cannot all be found."""
+    read_patterns, _ = _rule_patterns(policy, (Tool.READ_FILE,))
+    roots = tuple(dict.fromkeys((str(policy.project), *(
+        str(p) for p in policy.settings.writable if os.path.isdir(p)))))
+    try:
+        expanded = expand({"hidden": [*policy.deny_read, *read_patterns]}, roots,
+                          follow=("hidden",))
+        paths = _not_allowed(policy, expanded["hidden"].paths)
+        out: set[tuple[int, int]] = set()
+        for path in paths:
+            with contextlib.suppress(OSError):
+                info = os.stat(path)
+                if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+                    out.add((info.st_dev, info.st_ino))
+        for entry in _below(_real_dirs(paths), skip=".git"):
+            with contextlib.suppress(OSError):
+                info = entry.stat(follow_symlinks=False)
+                if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+                    out.add((info.st_dev, info.st_ino))
+    except (ExpansionTooLarge, Unsearchable, Unenforceable, SetupError):
+        return None
+    return frozenset(out)

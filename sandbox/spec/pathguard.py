@@ -14,7 +14,6 @@ import os
 import sys
 
 from swifty_sandbox import parts
-from swifty_sandbox.policy.paths import is_within
 
 from ..run.probe import find_bwrap
 
@@ -36,17 +35,6 @@ def lookups(name: str, path_var: str | None, project: str) -> list[str]:
         out += [os.path.join(directory, name),
                 os.path.join(os.path.realpath(directory), name)]
     return list(dict.fromkeys(out))
-
-
-def runs_outside(path: str, project: str) -> bool:
-    """Whether a file-tool write to `path` (absolute) would change what swifty-sandbox or
-    its hooks execute outside the sandbox: this interpreter's environment, this
-    package, the bwrap it starts, or a `swifty-sandbox` on PATH. (Commands are kept off
-    them by read-only mounts; the agents' file tools run outside and are not.)"""
-    if path in launcher_paths(os.environ.get("PATH"), project):
-        return True
-    real = os.path.realpath(path)
-    return any(is_within(real, p) for p in trusted_paths())
 
 
 @functools.lru_cache(maxsize=4)  # this process's own interpreter and code do not move

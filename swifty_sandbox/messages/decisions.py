@@ -68,6 +68,48 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "it is unreadable to the agent and its commands.",
         "已拒绝：{path} 含有机密（沙箱配置 denyRead 中的 `{pattern}`）；代理及其命令均不可读取。",
     ),
+    "decision.agent_settings": (
+        "Denied: {path} holds an agent's hook settings; whoever edits them can turn "
+        "swifty-sandbox off or run code outside the sandbox. Ask the user to change it.",
+        "已拒绝：{path} 保存着代理的钩子设置；能修改它的人就能关闭 swifty-sandbox "
+        "或在沙箱外运行代码。请让用户修改。",
+    ),
+    "decision.runs_outside": (
+        "Denied: {path} is part of what swifty-sandbox or its hooks run, outside the "
+        "sandbox; whoever edits it runs code there. Ask the user to change it.",
+        "已拒绝：{path} 属于 swifty-sandbox 或其钩子在沙箱外运行的内容；"
+        "能修改它的人就能在沙箱外运行代码。请让用户修改。",
+    ),
+    "decision.path_unresolved": (
+        "Denied: {path} cannot be looked up ({error}), so where it leads cannot be "
+        "decided.",
+        "已拒绝：无法查找 {path}（{error}），因此无法判断它指向哪里。",
+    ),
+    "decision.path_proc": (
+        "Denied: {path} goes through /proc, whose links lead to other processes' files "
+        "and descriptors and whose files show their environment and memory; the file "
+        "tools run outside the sandbox. Read it with a confined command instead.",
+        "已拒绝：{path} 经过 /proc，其中的链接指向其他进程的文件和描述符，其中的文件会显示"
+        "它们的环境和内存；文件工具在沙箱外运行。请改用受限命令读取。",
+    ),
+    "decision.path_special": (
+        "Denied: {path} is not a regular file ({kind}); the file tools read and write "
+        "regular files only (a FIFO would hang them, a device reaches hardware).",
+        "已拒绝：{path} 不是普通文件（{kind}）；文件工具只读写普通文件（FIFO 会使其挂起，"
+        "设备会触及硬件）。",
+    ),
+    "decision.hard_link_write": (
+        "Denied: {path} has {count} hard links; a write through this name changes the "
+        "file under every other name too, which this decision cannot see. Ask the user, "
+        "or write a copy.",
+        "已拒绝：{path} 有 {count} 个硬链接；通过这个名称写入也会改变其他所有名称下的文件，"
+        "而本决定看不到那些名称。请询问用户，或写入副本。",
+    ),
+    "decision.hard_link_hidden": (
+        "Denied: {path} is another name (a hard link) of a file the sandbox hides; it is "
+        "as unreadable as that file.",
+        "已拒绝：{path} 是沙箱隐藏的某个文件的另一个名称（硬链接）；它与该文件一样不可读。",
+    ),
     "decision.path_outside": (
         "Needs approval: {path} is outside the project, the temp dirs and the configured "
         "writable roots.",

@@ -35,6 +35,47 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "在容器中请允许用户命名空间（例如使用允许 unshare 的 seccomp 配置或运行时）",
     ),
     "doctor.fix_label": ("fix", "修复"),
+    "doctor.agent_ok": (
+        "installed in {file} ({events}); the agent runs it",
+        "已安装在 {file}（{events}）；代理会运行它",
+    ),
+    "doctor.agent_launcher": (
+        "installed in {file}, but `{command}` names a program that does not run: every "
+        "tool call is blocked",
+        "已安装在 {file}，但 `{command}` 指向无法运行的程序：每次工具调用都会被阻止",
+    ),
+    "doctor.agent_events": (
+        "installed in {file}, but not on {events}: those calls are not decided",
+        "已安装在 {file}，但未安装在 {events} 上：这些调用不会被裁决",
+    ),
+    "doctor.agent_untrusted": (
+        "installed in {file} but not trusted: Codex does not run it, and runs every "
+        "command without swifty-sandbox",
+        "已安装在 {file} 但未被信任：Codex 不会运行它，所有命令都不经过 swifty-sandbox",
+    ),
+    "doctor.agent_project_untrusted": (
+        "installed, but {project} is not a project Codex trusts: Codex does not read its "
+        ".codex/ settings",
+        "已安装，但 {project} 不是 Codex 信任的项目：Codex 不会读取它的 .codex/ 设置",
+    ),
+    "doctor.agent_no_rules": (
+        "installed, but Codex's approval rule {file} is missing: asks are refused instead "
+        "of put to you",
+        "已安装，但缺少 Codex 的审批规则 {file}：需要询问的命令会被拒绝而不是交给你决定",
+    ),
+    "doctor.agent_gemini_policy": (
+        "installed in {file}, but Gemini's own policy does not allow the confined "
+        "commands (`tools.allowed`): each waits for a confirmation, headless none runs",
+        "已安装在 {file}，但 Gemini 自身的策略不允许受限命令（`tools.allowed`）："
+        "每条命令都要等待确认，无界面模式下一条也不运行",
+    ),
+    "doctor.fix.codex_trust": (
+        "start `codex` in the project and choose \"Trust all and continue\" at \"Hooks "
+        "need review\" (or /hooks), trusting the project if it asks; then "
+        "`swifty-sandbox init codex` if a rule is missing",
+        "在项目中启动 `codex`，在“Hooks need review”处选择“Trust all and continue”"
+        "（或运行 /hooks），如有提示也信任该项目；如缺少规则再运行 `swifty-sandbox init codex`",
+    ),
     "doctor.trusted_outside": (
         "swifty-sandbox, its Python and bwrap lie outside this project",
         "swifty-sandbox、其 Python 和 bwrap 均位于本项目之外",

@@ -41,12 +41,6 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "{reason} 未运行：{agent} 无法在钩子中询问用户，且没有精确的规则能允许该命令。"
         "请拆分为普通命令，或自行在终端中运行。",
     ),
-    "hook.agent_settings": (
-        "Denied: {path} holds an agent's hook settings; whoever edits them can turn "
-        "swifty-sandbox off or run code outside the sandbox. Ask the user to change it.",
-        "已拒绝：{path} 保存着代理的钩子设置；能修改它的人就能关闭 swifty-sandbox "
-        "或在沙箱外运行代码。请让用户修改。",
-    ),
     "hook.search_hidden": (
         "Denied: searching {path} would read what `{pattern}` makes unreadable, and this "
         "search tool runs outside the sandbox. Search with `rg` or `grep -r` through the "
@@ -88,15 +82,53 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "Installed the swifty-sandbox hook for {agent} in {file}.",
         "已在 {file} 中为 {agent} 安装 swifty-sandbox 钩子。",
     ),
+    "init.launcher_missing": (
+        "{path} is not a program that runs",
+        "{path} 不是可运行的程序",
+    ),
+    "init.launcher_writable": (
+        "{path} lies in {root}, where a confined command may write: the agent's next "
+        "hook call would run whatever a command put there, outside the sandbox",
+        "{path} 位于 {root} 中，受限命令可以写入那里：代理下一次调用钩子时会在沙箱外运行"
+        "命令放在那里的任何内容",
+    ),
+    "init.launcher_warning": (
+        "warning: the hook calls {problem}. Install swifty-sandbox outside the project "
+        "(`pipx install` or `uv tool install`, see the README), then run this again.",
+        "警告：钩子调用的是 {problem}。请在项目之外安装 swifty-sandbox（`pipx install` 或 "
+        "`uv tool install`，见 README），然后再次运行本命令。",
+    ),
+    "init.trust_codex": (
+        "Codex runs this hook only after you trust it, and reads {file} only in a "
+        "project you trust. Once: start `codex` in {project}, trust the project if it "
+        "asks, and at \"Hooks need review\" choose \"Trust all and continue\" (or run "
+        "/hooks). Until then Codex runs commands without swifty-sandbox.",
+        "Codex 只有在你信任此钩子之后才会运行它，并且只在你信任的项目中读取 {file}。"
+        "只需一次：在 {project} 中启动 `codex`，如有提示请信任该项目，并在“Hooks need "
+        "review”处选择“Trust all and continue”（或运行 /hooks）。在此之前 Codex 运行命令时"
+        "不经过 swifty-sandbox。",
+    ),
+    "init.trust_codex_user": (
+        "Codex runs this hook only after you trust it. Once: start `codex`, and at "
+        "\"Hooks need review\" choose \"Trust all and continue\" (or run /hooks). Until "
+        "then Codex runs commands without swifty-sandbox.",
+        "Codex 只有在你信任此钩子之后才会运行它。只需一次：启动 `codex`，并在“Hooks need "
+        "review”处选择“Trust all and continue”（或运行 /hooks）。在此之前 Codex 运行命令时"
+        "不经过 swifty-sandbox。",
+    ),
+    "init.trust_gemini": (
+        "Gemini CLI reads a project's settings only in a folder you trust (when folder "
+        "trust is on): trust {project} when Gemini asks, or install with --user.",
+        "启用文件夹信任时，Gemini CLI 只在你信任的文件夹中读取项目设置：在 Gemini 询问时"
+        "信任 {project}，或使用 --user 安装。",
+    ),
+    "init.check": (
+        "Check it with `swifty-sandbox doctor`.",
+        "用 `swifty-sandbox doctor` 检查。",
+    ),
     "init.already": (
         "The swifty-sandbox hook for {agent} is already in {file}; nothing to change.",
         "{file} 中已有 {agent} 的 swifty-sandbox 钩子；无需修改。",
-    ),
-    "hook.runs_outside": (
-        "Denied: {path} is part of what swifty-sandbox or its hooks run, outside the "
-        "sandbox; whoever edits it runs code there. Ask the user to change it.",
-        "已拒绝：{path} 属于 swifty-sandbox 或其钩子在沙箱外运行的内容；"
-        "能修改它的人就能在沙箱外运行代码。请让用户修改。",
     ),
     "hook.unconfinable": (
         "Denied: {agent}'s {tool} tool runs code that swifty-sandbox can neither read nor "

@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 MESSAGES: dict[str, tuple[str, str]] = {
+    "fileio.link": (
+        "{path}: a symbolic link (or a mount) is on the path now, where the decision saw "
+        "none; nothing was opened. Ask again with the path it leads to.",
+        "{path}：路径上现在有一个符号链接（或挂载点），而做出决定时没有；未打开任何文件。"
+        "请用它所指向的路径重新请求。",
+    ),
     "mcp.sandbox": (
         "swifty-sandbox confines every command: no network (a server the command starts "
         "on 127.0.0.1 works); writes only in {writable} and the project's own /tmp; "
@@ -58,6 +64,10 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "mcp.written": ("Wrote {path} ({size} bytes).", "已写入 {path}（{size} 字节）。"),
     "mcp.edited": ("Edited {path} ({count} replacement(s)).",
                    "已编辑 {path}（替换 {count} 处）。"),
+    "mcp.edit_too_large": (
+        "{path} is larger than {limit} bytes; edit_file rewrites smaller files only.",
+        "{path} 大于 {limit} 字节；edit_file 只改写更小的文件。",
+    ),
     "mcp.edit_mismatch": (
         "{path}: `old_string` occurs {count} times; it must occur exactly once (or set "
         "`replace_all` when it occurs more often).",

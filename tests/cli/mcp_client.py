@@ -3,8 +3,12 @@ never loads into the test process, whose memory other tests measure).
 
     python tests/cli/mcp_client.py < steps.json > results.json
 
-stdin: {"project", "home", "approve": [substrings] | null, "steps": [...]} where a step
-is {"list": true}, {"call": name, "args": {...}} or {"write": path, "text": "..."}.
+stdin: {"project", "home", "approve": [substrings] | null, "env": {more variables for the
+server}, "steps": [...]} where a step
+is {"list": true}, {"call": name, "args": {...}} or {"write": path, "text": "..."};
+"on_ask": [{"rename": path, "to": path} | {"symlink": path, "to": target}] is done once,
+at the first elicitation, before it is answered (what a command still running could do
+while the person thinks).
 stdout: {"results": [...], "asked": [messages]}; a call's result is {"is_error", "text"},
 a listing's is {"tools": {name: {"description", "properties"}}}.
 """
@@ -31,15 +35,24 @@ def main() -> None:
     asked: list[str] = []
     approve: list[str] | None = plan.get("approve")
 
+    on_ask: list[dict[str, str]] = plan.get("on_ask", [])
+
     async def elicit(context: ClientRequestContext,
                      params: types.ElicitRequestParams) -> types.ElicitResult:
         asked.append(params.message)
+        while on_ask:
+            change = on_ask.pop(0)
+            if "rename" in change:
+                os.rename(change["rename"], change["to"])
+            else:
+                os.symlink(change["to"], change["symlink"])
         allow = any(word in params.message for word in approve or [])
         return types.ElicitResult(action="accept", content={"allow": allow, "always": False})
 
     params = StdioServerParameters(
         command=SCRIPT, args=["mcp", "--project", plan["project"]],
-        env={"HOME": plan["home"], "PATH": os.environ["PATH"]}, cwd=plan["project"])
+        env={"HOME": plan["home"], "PATH": os.environ["PATH"], **plan.get("env", {})},
+        cwd=plan["project"])
 
     async def run() -> list[dict[str, Any]]:
         results: list[dict[str, Any]] = []

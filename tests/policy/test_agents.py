@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from swifty_sandbox.policy.agents import AGENTS, Agent, project_settings, user_settings
+from swifty_sandbox.policy.engine import AGENT_SETTINGS_NAMES
 from swifty_sandbox.policy.protected import AGENT_SETTINGS
-from swifty_sandbox.sandbox.agents.hooks import AGENT_HOOK_FILES
 
 
 def test_protected_paths_are_the_tables_settings_files() -> None:
     assert tuple("./" + name for name in project_settings()) == AGENT_SETTINGS
-    assert project_settings() == AGENT_HOOK_FILES
+    assert tuple("/" + name for name in project_settings()) == AGENT_SETTINGS_NAMES
     assert "./.claude/settings.json" in AGENT_SETTINGS and "./.mcp.json" in AGENT_SETTINGS
 
 

@@ -179,3 +179,78 @@ def test_simple_globs_match_as_pathspec_does() -> None:
             continue
         slow = PathPattern(glob, glob, validate=True)  # compiled: the regex decides
         assert fast.matches(path) == slow.matches(path), (glob, path)
+
+
+# -- where the kernel lands (policy.paths.resolve) -------------------------------------
+
+def test_links_are_followed_before_dot_dot(project: Path, home: Path) -> None:
+    from swifty_sandbox.policy.paths import resolve
+
+    (project / "a").mkdir()
+    (project / "a" / "b").symlink_to("../..")
+    found = resolve(f"{project}/a/b/../x")
+    assert found.path == str(home / "x")  # home/code/.. — not project/a/x
+    assert f"{project}/a/x" in found.spellings  # the lexical reading, for deny rules
+    assert os.path.realpath(f"{project}/a/b/../x") == found.path  # the kernel's answer
+
+
+def test_resolution_variants(project: Path, home: Path) -> None:
+    from swifty_sandbox.policy.paths import MAX_LINKS, resolve
+
+    (project / "f").write_text("x")
+    chain = project / "c0"
+    for i in range(MAX_LINKS + 1):  # c0 -> c1 -> … -> c41: one link too many
+        (project / f"c{i}").symlink_to(f"c{i + 1}")
+    cases = {
+        f"/{project}//./f/": (str(project / "f"), None),
+        f"{project}/f/x": (str(project / "f" / "x"), "Not a directory"),
+        f"{project}/missing/../f": (str(project / "f"), None),  # nothing there to follow
+        "/..": ("/", None),
+        str(chain): (str(project / f"c{MAX_LINKS}"), "Too many levels of symbolic links"),
+        f"{project}/" + "x" * 300: (f"{project}/" + "x" * 300, "File name too long"),
+        "/" + "d/" * 2100: ("/" + "/".join(["d"] * 2100), "File name too long"),
+    }
+    for path, (where, error) in cases.items():
+        found = resolve(path)
+        assert (found.path, found.error) == (where, error), path[:60]
+    assert resolve("/proc/self/root" + str(project)).proc
+    assert resolve("/dev/stdin").proc
+    assert not resolve(str(project / "f")).proc
+    assert resolve(f"{project}/\udcff").error is None  # an odd byte is a name like any
+    assert resolve(f"{project}/\ud800").error == "name not encodable"
+
+
+def test_allow_rules_judge_only_where_the_kernel_lands(box_for: Box, project: Path,
+                                                       home: Path, layers: Layers) -> None:
+    (home / "outside").mkdir()
+    (project / "src").mkdir()
+    (project / "src" / "out").symlink_to(home / "outside")
+    (project / "docs").symlink_to(project / "src")
+    layers(user=[("WriteFile(src/**)", "allow"), ("ReadFile(docs/**)", "deny")])
+    box = box_for(mode="acceptEdits")
+    through = box.check(write("src/out/x.txt"))  # the rule's name, home's file
+    assert (through.effect, through.layer) == (Effect.ASK, Layer.PATH)
+    assert through.target == str(home / "outside" / "x.txt")
+    direct = box.check(write("src/y.txt"))
+    assert (direct.effect, direct.layer) == (Effect.ALLOW, Layer.RULE)
+    # A deny still matches every spelling: docs/y.txt is src/y.txt.
+    assert box.check(read("docs/y.txt")).effect is Effect.DENY
+    assert box.check(read("src/y.txt")).effect is Effect.ALLOW
+
+
+def test_tilde_user_is_a_name_not_another_home(box_for: Box, project: Path) -> None:
+    decision = box_for(mode="acceptEdits").check(write("~root/.bashrc"))
+    assert decision.target == str(project / "~root" / ".bashrc")
+    assert decision.effect is Effect.ALLOW
+
+
+def test_hidden_files_other_hard_links(box_for: Box, project: Path, home: Path) -> None:
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_rsa").write_text("k")
+    (project / "shared.txt").write_text("s")
+    os.link(home / ".ssh" / "id_rsa", project / "alias")
+    os.link(project / "shared.txt", project / "shared2.txt")  # linked, but hides nothing
+    box = box_for()
+    assert box.check(read("alias")).category == "deny-read"
+    assert box.check(read("shared2.txt")).effect is Effect.ALLOW
+    assert box_for(mode="acceptEdits").check(write("shared2.txt")).category == "hard-link"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import time
 from pathlib import Path
 
@@ -119,6 +120,24 @@ def test_scrub_env() -> None:
            "MY_KEY_OK": "1", "SSH_AUTH_SOCK": "/s", "HOME": "/h"}
     assert scrub_env(env, spec) == {"PATH": "/bin", "KEYTIMEOUT": "1", "MY_KEY_OK": "1",
                                     "HOME": "/h"}
+
+
+def test_git_environment_config_goes_whole(project: Path, home: Path) -> None:
+    # Gemini CLI runs commands with GIT_CONFIG_COUNT=1 and GIT_CONFIG_KEY_0/VALUE_0: the
+    # `*KEY*` glob took the key and kept the count, and git refused every command.
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    spec = Sandbox(project, home=home).spec()
+    env = {"PATH": "/bin", "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.pager",
+           "GIT_CONFIG_VALUE_0": "cat", "GIT_PAGER": "cat"}
+    assert scrub_env(env, spec) == {"PATH": "/bin", "GIT_PAGER": "cat"}
+    done = subprocess.run(["git", "status", "--short"], cwd=project, env=scrub_env(
+        {**env, "PATH": "/usr/bin:/bin", "HOME": str(home)}, spec), capture_output=True,
+        text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    control = subprocess.run(["git", "status"], cwd=project, capture_output=True, text=True,
+                             check=False, env={"PATH": "/usr/bin:/bin", "HOME": str(home),
+                                               "GIT_CONFIG_COUNT": "1"})
+    assert "missing config key" in control.stderr  # what the half-scrubbed env did
 
 
 def test_default_profile_scrubs_the_common_secret_names(project: Path, home: Path) -> None:

@@ -1,0 +1,328 @@
+"""The file-tool invariants, asked of every surface: the Claude Code hook (its documented
+PreToolUse JSON, through the real CLI), the MCP server (the official SDK's client,
+tests/cli/mcp_client.py, which performs the I/O), `serve`, `check --batch` and the
+Python API's `Sandbox.check`.
+
+One table, `INVARIANTS`; each surface iterates all of it. A path is decided where the
+kernel opens it (links first, then `..`), deny patterns match every spelling, and what
+runs outside the sandbox (agents' settings at any depth, swifty's own launcher and code,
+shell rc files, `~/.swifty`) is never written. Each row is judged by the surface's
+answer and, for the MCP server, from outside as well: the secret is not in its reply,
+the protected file is unchanged, the file that must not appear does not. The allowed
+rows are the controls: the same surface, the same project, a plain path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import swifty_sandbox.sandbox
+from swifty_sandbox import Request, Sandbox, Tool
+
+pytestmark = pytest.mark.bwrap
+
+SCRIPT = str(Path(sys.executable).with_name("swifty-sandbox"))
+CLIENT = Path(__file__).with_name("mcp_client.py")
+SECRET = "SECRET-KEY-MATERIAL"
+ORIGINAL = "# the user's own\n"
+PACKAGE = Path(swifty_sandbox.sandbox.__file__).parent
+BLOCKED = "blocked"  # deny, an ask nobody answers here, or refused as input: not done
+
+
+@dataclass(frozen=True)
+class Row:
+    """One invariant: a request, what every surface must answer (`allow`, `deny` or
+    `BLOCKED`), a word of the reason, and what must hold on disk afterwards."""
+
+    name: str
+    tool: Tool
+    path: str  # `{p}` the project, `{h}` the home, `{pkg}` this package's sandbox/
+    expect: str
+    reason: str = ""
+    unchanged: tuple[str, ...] = ()  # files whose content must stay as it was
+    absent: tuple[str, ...] = ()  # files that must not be created
+    setup: Callable[[Path, Path], None] = field(default=lambda p, h: None)
+
+
+def _updir(p: Path, h: Path) -> None:
+    (p / "a").mkdir()
+    (p / "a" / "b").symlink_to("../..")  # a/b/.. is home/code, not a
+
+
+def _links(p: Path, h: Path) -> None:
+    (p / "src").mkdir()
+    (p / "src" / "lib").symlink_to(h / ".ssh")  # a directory link inside the project
+    (p / "link.key").symlink_to("plain.txt")
+    (p / "plain.txt").write_text("plain\n")
+    (p / "loop").symlink_to("loop")
+    (p / "proc").symlink_to("/proc/self/root")
+    (p / "dangling").symlink_to("../../.bash_login")  # missing, protected once made
+    (p / "out").symlink_to(h / "outside")
+    os.mkfifo(p / "fifo")
+    os.link(h / ".gitconfig", p / "notes.txt")
+    os.link(h / ".ssh" / "id_rsa", p / "copy.txt")
+    (p / "bin").mkdir()
+    (p / "ok.txt").write_text("fine\n")
+
+
+INVARIANTS: tuple[Row, ...] = (
+    Row("read through a/b/..", Tool.READ_FILE, "{p}/a/b/../.ssh/id_ed25519", "deny",
+        "secrets", setup=_updir),
+    Row("write ~/.bashrc through a/b/..", Tool.WRITE_FILE, "{p}/a/b/../.bashrc", "deny",
+        "protected", unchanged=("{h}/.bashrc",)),
+    Row("write ~/.swifty through a/b/..", Tool.WRITE_FILE,
+        "{p}/a/b/../.swifty/permissions.yaml", "deny", "protected",
+        unchanged=("{h}/.swifty/permissions.yaml",)),
+    Row("edit agent settings at any depth", Tool.EDIT_FILE, "{p}/sub/.claude/settings.json",
+        "deny", "hook settings", unchanged=("{p}/sub/.claude/settings.json",)),
+    Row("write new agent settings at any depth", Tool.WRITE_FILE,
+        "{p}/pkg/.gemini/settings.json", "deny", "hook settings",
+        absent=("{p}/pkg/.gemini/settings.json",)),
+    Row("write agent settings in home through a/b/..", Tool.WRITE_FILE,
+        "{p}/a/b/../.codex/config.toml", "deny", "hook settings",
+        absent=("{h}/.codex/config.toml",)),
+    Row("write the user's agent settings where CLAUDE_CONFIG_DIR moved them",
+        Tool.WRITE_FILE, "{h}/claude-config/settings.json", "deny", "hook settings",
+        absent=("{h}/claude-config/settings.json",)),
+    Row("write the launcher on PATH", Tool.WRITE_FILE, "{p}/bin/swifty-sandbox", "deny",
+        "swifty-sandbox or its hooks run", absent=("{p}/bin/swifty-sandbox",)),
+    Row("write into swifty's own code", Tool.WRITE_FILE, "{pkg}/planted_by_test.py", "deny",
+        "swifty-sandbox or its hooks run", absent=("{pkg}/planted_by_test.py",)),
+    Row("read through a directory link", Tool.READ_FILE, "{p}/src/lib/id_ed25519", "deny",
+        "secrets", setup=_links),
+    Row("deny glob on the link's name", Tool.READ_FILE, "{p}/link.key", "deny", "*.key"),
+    Row("allow rule only where the kernel lands", Tool.WRITE_FILE, "{p}/out/x.txt",
+        BLOCKED, absent=("{h}/outside/x.txt",)),
+    Row("write through a dangling link", Tool.WRITE_FILE, "{p}/dangling", "deny",
+        "protected", absent=("{h}/.bash_login",)),
+    Row("a symlink loop", Tool.READ_FILE, "{p}/loop/x", "deny", "cannot be looked up"),
+    Row("/proc/self/root through a link", Tool.READ_FILE, "{p}/proc{h}/.ssh/id_ed25519",
+        "deny", "/proc"),
+    Row("another process's environment", Tool.READ_FILE, "/proc/self/environ", "deny",
+        "/proc"),
+    Row("the server's own stdin", Tool.READ_FILE, "/dev/stdin", "deny", "/proc"),
+    Row("a FIFO", Tool.READ_FILE, "{p}/fifo", "deny", "FIFO"),
+    Row("a device", Tool.WRITE_FILE, "/dev/null", "deny", "character device"),
+    Row("write a hard link of ~/.gitconfig", Tool.WRITE_FILE, "{p}/notes.txt", "deny",
+        "hard links", unchanged=("{h}/.gitconfig",)),
+    Row("read a hard link of a hidden key", Tool.READ_FILE, "{p}/copy.txt", "deny",
+        "hard link"),
+    Row("repeated and trailing slashes", Tool.WRITE_FILE, "{p}//.swifty//config.yaml",
+        "deny", "protected", absent=("{p}/.swifty/config.yaml",)),
+    Row("a trailing slash", Tool.WRITE_FILE, "{p}/.git/hooks/pre-commit/", "deny",
+        "protected", absent=("{p}/.git/hooks/pre-commit",)),
+    Row("a NUL byte", Tool.WRITE_FILE, "{p}/ok.txt\0/../../.bashrc", BLOCKED,
+        unchanged=("{h}/.bashrc", "{p}/ok.txt")),
+    Row("a lone surrogate", Tool.WRITE_FILE, "{p}/\ud800.txt", BLOCKED),
+    Row("a name too long to look up", Tool.READ_FILE, "{p}/" + "d/" * 2100 + "x", "deny",
+        "cannot be looked up"),
+    Row("control: read a project file", Tool.READ_FILE, "{p}/ok.txt", "allow"),
+    Row("control: write a project file", Tool.WRITE_FILE, "{p}/made.txt", "allow"),
+)
+
+
+def prepare(project: Path, home: Path) -> dict[str, str]:
+    """One project and home for the whole table; the environment every surface runs in
+    (`project/bin` first on PATH: where a hook's `swifty-sandbox` lookup would land)."""
+    (home / ".ssh").mkdir()
+    for name in ("id_ed25519", "id_rsa"):
+        (home / ".ssh" / name).write_text(SECRET + "\n")
+    for name in (".bashrc", ".gitconfig"):
+        (home / name).write_text(ORIGINAL)
+    (home / ".swifty").mkdir()
+    (home / ".swifty" / "config.yaml").write_text("permissions:\n  defaultMode: acceptEdits\n")
+    (home / ".swifty" / "permissions.yaml").write_text(
+        "- rule: ReadFile(*.key)\n  effect: deny\n- rule: WriteFile(out/**)\n  effect: allow\n")
+    (home / "outside").mkdir()
+    (project / "sub" / ".claude").mkdir(parents=True)
+    (project / "sub" / ".claude" / "settings.json").write_text(ORIGINAL)
+    for row in INVARIANTS:
+        row.setup(project, home)
+    (home / "claude-config").mkdir()
+    return {**os.environ, **extra_env(home), "HOME": str(home),
+            "PATH": f"{project / 'bin'}:{os.environ['PATH']}"}
+
+
+def extra_env(home: Path) -> dict[str, str]:
+    """Variables that move where the agents read the user's settings."""
+    return {"CLAUDE_CONFIG_DIR": str(home / "claude-config")}
+
+
+def concrete(row: Row, project: Path, home: Path) -> str:
+    return fill(row.path, project, home)
+
+
+def fill(path: str, project: Path, home: Path) -> str:
+    return path.format(p=project, h=home, pkg=PACKAGE)
+
+
+# -- the surfaces: each answers every row as (effect, text) --------------------------------
+
+Answers = list[tuple[str, str]]
+
+
+def via_api(project: Path, home: Path, env: dict[str, str]) -> Answers:
+    for name in ("PATH", *extra_env(home)):  # restored by the test's monkeypatch
+        os.environ[name] = env[name]
+    box = Sandbox(project, home=home)
+    out = []
+    for row in INVARIANTS:
+        try:
+            decision = box.check(Request.file(row.tool, concrete(row, project, home)))
+        except ValueError as e:  # no file can have that name
+            out.append(("error", str(e)))
+            continue
+        out.append((decision.effect.value, decision.reason))
+    return out
+
+
+def via_check(project: Path, home: Path, env: dict[str, str]) -> Answers:
+    lines = "".join(json.dumps({"tool": row.tool.value,
+                                "path": concrete(row, project, home)}) + "\n"
+                    for row in INVARIANTS)
+    done = subprocess.run([SCRIPT, "check", "--project", str(project), "--json", "--batch",
+                           "-"], input=lines, text=True, capture_output=True, env=env,
+                          check=False, timeout=120)
+    assert done.returncode in (0, 1, 2, 3), done.stderr  # 2: a line it refused
+    decisions = [json.loads(line) for line in done.stdout.splitlines()]
+    return [("error", d["error"]["message"]) if "error" in d else (d["effect"], d["reason"])
+            for d in decisions]
+
+
+def via_serve(project: Path, home: Path, env: dict[str, str]) -> Answers:
+    proc = subprocess.Popen([SCRIPT, "serve", "--project", str(project)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                            env=env, bufsize=1)
+    assert proc.stdin is not None and proc.stdout is not None
+    out = []
+    try:
+        for index, row in enumerate(INVARIANTS):
+            proc.stdin.write(json.dumps({"id": index, "tool": row.tool.value,
+                                         "path": concrete(row, project, home)}) + "\n")
+            proc.stdin.flush()
+            message = json.loads(proc.stdout.readline())
+            if message["type"] == "permission_request":  # nobody here says yes
+                out.append(("ask", message["decision"]["reason"]))
+                proc.stdin.write(json.dumps({"id": index, "type": "permission_response",
+                                             "allow": False, "always": False}) + "\n")
+                proc.stdin.flush()
+                message = json.loads(proc.stdout.readline())
+                continue
+            if message["type"] == "error":
+                out.append(("error", message["message"]))
+                continue
+            assert message["type"] == "result", message
+            out.append((message["decision"]["effect"], message["decision"]["reason"]))
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+        proc.stdout.close()
+    return out
+
+
+_CLAUDE_TOOLS = {Tool.READ_FILE: "Read", Tool.WRITE_FILE: "Write", Tool.EDIT_FILE: "Edit"}
+
+
+def via_hook(project: Path, home: Path, env: dict[str, str]) -> Answers:
+    out = []
+    for row in INVARIANTS:
+        payload = {"session_id": "abc123", "transcript_path": str(home / "t.jsonl"),
+                   "cwd": str(project), "permission_mode": "acceptEdits",
+                   "hook_event_name": "PreToolUse", "tool_name": _CLAUDE_TOOLS[row.tool],
+                   "tool_input": {"file_path": concrete(row, project, home),
+                                  "content": "x", "old_string": "#", "new_string": "x"},
+                   "tool_use_id": "toolu_01ABC123"}
+        done = subprocess.run([SCRIPT, "hook", "claude-code"], input=json.dumps(payload),
+                              text=True, capture_output=True, env=env, check=False,
+                              timeout=60)
+        if done.returncode == 2:  # the documented blocking answer: input it refuses
+            out.append(("error", done.stderr))
+            continue
+        assert done.returncode == 0, done.stderr
+        answer = json.loads(done.stdout)["hookSpecificOutput"]
+        out.append((answer["permissionDecision"], answer["permissionDecisionReason"]))
+    return out
+
+
+def encodable(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def via_mcp(project: Path, home: Path, env: dict[str, str]) -> Answers:
+    steps: list[dict[str, Any]] = []
+    sent = [encodable(concrete(row, project, home)) for row in INVARIANTS]
+    for row, wire in zip(INVARIANTS, sent, strict=True):
+        if not wire:  # the SDK's client cannot put a lone surrogate into JSON at all
+            continue
+        path = concrete(row, project, home)
+        args: dict[str, Any] = {"path": path}
+        name = {Tool.READ_FILE: "read_file", Tool.WRITE_FILE: "write_file",
+                Tool.EDIT_FILE: "edit_file"}[row.tool]
+        if row.tool is Tool.WRITE_FILE:
+            args["content"] = "planted\n"
+        elif row.tool is Tool.EDIT_FILE:
+            args |= {"old_string": "#", "new_string": "planted"}
+        steps.append({"call": name, "args": args})
+    plan = {"project": str(project), "home": str(home), "approve": None, "steps": steps,
+            "env": extra_env(home)}
+    done = subprocess.run([sys.executable, str(CLIENT)], input=json.dumps(plan), text=True,
+                          capture_output=True, env=env, check=False, timeout=120)
+    assert done.returncode == 0, done.stderr
+    results = iter(json.loads(done.stdout)["results"])
+    # The MCP server performs the I/O: an error is "not done", whatever the reason.
+    out: Answers = []
+    for wire in sent:
+        result: dict[str, Any] = next(results) if wire else {"is_error": True,
+                                                             "text": "not sendable"}
+        out.append(("deny" if result["is_error"] else "allow", str(result["text"])))
+    return out
+
+
+SURFACES = {"api": via_api, "check": via_check, "serve": via_serve, "hook": via_hook,
+            "mcp": via_mcp}
+
+
+@pytest.mark.parametrize("surface", sorted(SURFACES))
+def test_every_surface_keeps_every_file_tool_invariant(
+        surface: str, project: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    env = prepare(project, home)
+    before = {path: Path(fill(path, project, home)).read_bytes()
+              for row in INVARIANTS for path in row.unchanged}
+    for name in ("PATH", *extra_env(home)):  # via_api changes them for its process
+        monkeypatch.setenv(name, os.environ.get(name, ""))
+    answers = SURFACES[surface](project, home, env)
+    assert len(answers) == len(INVARIANTS)
+    failures = []
+    for row, (effect, text) in zip(INVARIANTS, answers, strict=True):
+        wanted = {"allow": {"allow"}, "deny": {"deny"},
+                  BLOCKED: {"deny", "ask", "error"}}[row.expect]
+        if effect not in wanted:
+            failures.append(f"{row.name}: {effect} ({text[:160]})")
+        elif row.reason and row.reason not in text:
+            failures.append(f"{row.name}: {effect} for another reason ({text[:160]})")
+        if SECRET in text:
+            failures.append(f"{row.name}: the secret came back")
+        for path in row.unchanged:
+            if Path(fill(path, project, home)).read_bytes() != before[path]:
+                failures.append(f"{row.name}: {path} changed")
+        for path in row.absent:
+            if os.path.lexists(fill(path, project, home)):
+                failures.append(f"{row.name}: {path} was created")
+    assert not failures, "\n".join(failures)
+    if surface == "mcp":  # the controls were really done
+        assert (project / "made.txt").read_text() == "planted\n"
+        assert answers[[r.name for r in INVARIANTS].index("control: read a project file")][1] \
+            == "fine\n"
