@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -378,3 +379,21 @@ def test_what_the_server_sends_matches_the_schemas(project: Path) -> None:
             jsonschema.validate(message, found[kind])
     finally:
         agent.close()
+
+
+def test_a_hard_link_made_between_requests_is_seen(agent: Agent, project: Path,
+                                                   home: Path) -> None:
+    """A long-lived serve asks for the hidden files' other names on each request: one
+    made after an earlier request (which had listed them) is refused all the same."""
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_rsa").write_text("SECRET\n")
+    (project / "a.txt").write_text("a")
+    os.link(project / "a.txt", project / "b.txt")  # linked, hiding nothing
+    agent.send(id=1, tool="ReadFile", path="b.txt")
+    first = agent.receive()
+    assert first["decision"]["effect"] == "allow"  # type: ignore[index]
+    os.link(home / ".ssh" / "id_rsa", project / "key.txt")
+    agent.send(id=2, tool="ReadFile", path="key.txt")
+    second = agent.receive()
+    assert second["decision"]["effect"] == "deny", second  # type: ignore[index]
+    assert "hard link" in second["decision"]["reason"]  # type: ignore[index]
