@@ -397,3 +397,13 @@ def test_a_hard_link_made_between_requests_is_seen(agent: Agent, project: Path,
     second = agent.receive()
     assert second["decision"]["effect"] == "deny", second  # type: ignore[index]
     assert "hard link" in second["decision"]["reason"]  # type: ignore[index]
+
+
+def test_a_file_result_names_where_the_kernel_lands(agent: Agent, project: Path,
+                                                    home: Path) -> None:
+    (project / "a").mkdir()
+    (project / "a" / "b").symlink_to("../..")  # a/b is home/code, a/b/.. is home
+    agent.send(id=1, tool="ReadFile", path="a/b/../code/app/notes.md")
+    result = agent.receive()
+    assert result["path"] == str(project / "notes.md"), result  # not a/code/app/notes.md
+    assert os.path.realpath(project / "a/b/../code/app/notes.md") == result["path"]
