@@ -45,8 +45,8 @@ class LinuxBackend:
         try:
             dir_fds = {dest: launch.inherit(partial(_open_dir, path))
                        for dest, path in _bind_sources(spec).items()}
-            caps = _caps_of(launch, spec.limits)
-            seccomp_fd = launch.data("swifty-seccomp", partial(_bpf, spec.seccomp))
+            caps = launch_caps(launch, spec.limits)
+            seccomp_fd = launch.data("swifty-seccomp", partial(seccomp_bpf, spec.seccomp))
             status_fd = launch.status_pipe()
             if host.network is not None:
                 spec, command = proxied(launch, host, spec, command)
@@ -135,7 +135,9 @@ def _open_dir(path: str) -> int:
         raise SetupError(t("setup.symlink", path=path, link=f"{path} ({e})")) from e
 
 
-def _bpf(profile: SeccompProfile) -> bytes:
+def seccomp_bpf(profile: SeccompProfile) -> bytes:
+    """The filter as BPF (for `Launch.data`); `SetupError` without libseccomp. Every
+    Linux launcher loads this one (bwrap's `--seccomp`, a Landlock launcher's too)."""
     from .seccomp import SeccompUnavailable, export
 
     try:
@@ -144,9 +146,10 @@ def _bpf(profile: SeccompProfile) -> bytes:
         raise SetupError(t("setup.no_seccomp", error=e)) from e
 
 
-def _caps_of(launch: Launch, limits: Limits) -> Caps:
-    """The command's caps, their cgroup removed when the launch ends (and a note when
-    its memory cap killed a process)."""
+def launch_caps(launch: Launch, limits: Limits) -> Caps:
+    """The command's caps (`caps.outer` before the launcher, `caps.prefix` inside it),
+    their cgroup removed when the launch ends, with a note when its memory cap killed a
+    process."""
     from .caps import CapError, prepare
 
     try:
