@@ -36,6 +36,7 @@ from swifty_sandbox.policy.protected import (
     HOME_PROTECTED,
     PROTECTED_DIRS,
     SYSTEM_DIRS,
+    UNGUARDED,
 )
 from swifty_sandbox.policy.rules import PathPattern
 
@@ -518,9 +519,11 @@ def _guards(policy: Policy, roots: tuple[str, ...], git: gitfiles.GitPaths,
     guard: list[str] = []
     guard_files: list[str] = []
     missing = [(p.literal, p.text in PROTECTED_DIRS) for p in policy.protected
-               if p.literal is not None and p.text not in AGENT_SETTINGS]
+               if p.literal is not None and p.text not in AGENT_SETTINGS
+               and p.text not in UNGUARDED]
     watch_agents = tuple(p.literal for p in policy.protected if p.literal is not None
-                         and p.text in AGENT_SETTINGS and project in roots
+                         and ((p.text in AGENT_SETTINGS and project in roots)
+                              or (p.text in UNGUARDED and _inside_any(p.literal, roots)))
                          and not os.path.lexists(p.literal))
     # A protected home entry whose parent is missing too (`~/.config/git/config` with
     # no `~/.config`): the parents are made before the run (`guard_parents`), so that

@@ -471,3 +471,32 @@ def test_a_worktree_is_not_left_half_removed(
     assert "outside the sandbox" in result.stderr
     assert git(worktree, "status", "--porcelain") == ""
     assert "locked" not in git(repo, "worktree", "list", "--porcelain")  # not after it
+
+
+@pytest.mark.parametrize("name", [".claude/settings.json", ".claude/hooks/guard.sh",
+                                  ".claude/CLAUDE.md", ".codex/config.toml",
+                                  ".gemini/settings.json", ".cursor/hooks.json",
+                                  ".claude.json"])
+@pytest.mark.parametrize("exists", [True, False])
+def test_the_agents_own_folders_in_a_writable_home(
+        attack: Attack, home: Path, name: str, exists: bool) -> None:
+    """Next variant: `sandbox.writable: ["~"]` also made the agents' user settings,
+    their hook scripts and instructions writable — run or read on the host at the
+    agent's next start. Read-only where they exist, guarded or watched where not."""
+    (home / ".swifty").mkdir()
+    (home / ".swifty" / "config.yaml").write_text("sandbox: {writable: [\"~\"]}\n")
+    target = home / name
+    top = home / name.split("/")[0]
+    original = "{}\n"
+    if exists:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(original)
+
+    def reset() -> None:
+        if exists:
+            target.write_text(original)
+        else:
+            _reset(top)()
+
+    attack(f"mkdir -p {target.parent} && echo 'touch /tmp/pwned' > {target}",
+           lambda: target.exists() and "pwned" in target.read_text(), reset)
