@@ -154,6 +154,11 @@ class SandboxSpec:
     # ours saying why, which git prints), else /dev/null.
     worktree_locks: tuple[str, ...] = ()
     lock_reason: str | None = None
+    # Work trees (linked worktrees, submodules) whose gitfile is read-only and that
+    # hold more than it: one a command emptied (`rm -rf wt`, which stops at the
+    # gitfile's mount) has its gitfile and itself removed after the run, so it is
+    # gone as the command meant, not a gitfile left in an empty directory.
+    gitfile_trees: tuple[str, ...] = ()
     # Missing directories made before the command (outermost first), following no
     # link, for the guards of protected home entries below them.
     guard_parents: tuple[str, ...] = ()
@@ -355,6 +360,7 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         guard_files=tuple(dict.fromkeys(g.files)),
         guard_parents=tuple(dict.fromkeys(g.parents)),
         worktree_locks=locks,
+        gitfile_trees=tuple(_gitfile_trees(project, r.read_only)),
         lock_reason=os.path.join(home, LOCK_REASON) if locks else None,
         bwrap=settings.bwrap,
         markers=tuple(marked),
@@ -606,6 +612,18 @@ def _watched(project: str, roots: tuple[str, ...], r: _ReadOnly, g: _Guards
     return tuple(dict.fromkeys((*r.git.watch, *watch_repo, *g.watch_agents,
                                 *(p for p in r.launchers if not os.path.lexists(p)),
                                 *r.agent_missing)))
+
+
+def _gitfile_trees(project: str, read_only: list[str]) -> list[str]:
+    out = []
+    for path in read_only:
+        tree = os.path.dirname(path)
+        if path.endswith("/.git") and tree != project and os.path.isfile(path) and \
+                not os.path.islink(path):
+            with contextlib.suppress(OSError):
+                if any(name != ".git" for name in os.listdir(tree)):
+                    out.append(tree)
+    return out
 
 
 def _worktree_locks(project: str, roots: tuple[str, ...]) -> tuple[str, ...]:

@@ -11,6 +11,13 @@ MESSAGES: dict[str, tuple[str, str]] = {
     ),
     "run.reason_created": ("it did not exist before the command", "命令运行前它并不存在"),
     "run.reason_link": ("a link into the command's own /tmp", "指向该命令自身 /tmp 的链接"),
+    "run.tree_removed": (
+        "the command removed everything in {path} but its git file, which is read-only "
+        "inside the sandbox; it and the directory were removed after the command, so the "
+        "tree is gone as the command meant (`git worktree prune` forgets a worktree).",
+        "该命令删除了 {path} 中除 git 文件外的所有内容（该文件在沙箱内只读）；"
+        "命令结束后已删除它和该目录，使该目录如命令所愿被移除"
+        "（`git worktree prune` 可清除工作树记录）。"),
     "run.worktree_locked": (
         "swifty-sandbox: inside the sandbox this worktree's git files are read-only, so "
         "removing or moving it would stop half-way and leave a half-deleted tree. Do not "

@@ -500,3 +500,20 @@ def test_the_agents_own_folders_in_a_writable_home(
 
     attack(f"mkdir -p {target.parent} && echo 'touch /tmp/pwned' > {target}",
            lambda: target.exists() and "pwned" in target.read_text(), reset)
+
+
+def test_a_worktree_removed_with_rm_is_gone_entirely(
+        confined: Callable[..., RunResult], unconfined: Callable[..., RunResult],
+        repo: Path, worktree: Path) -> None:
+    """Next variant: `rm -rf wt` deletes everything but the read-only gitfile (and
+    the pinned directory): an empty directory with a gitfile was left, which host git
+    takes for a worktree with every file deleted. The mover finishes the removal, as
+    unconfined: host git sees a prunable worktree, not a dirty one."""
+    unconfined("rm -rf wt")
+    assert not worktree.exists()
+    git(repo, "worktree", "prune")
+    git(repo, "worktree", "add", "-q", "wt", "w")
+    result = confined("rm -rf wt")
+    assert not worktree.exists(), result
+    assert "removed" in result.stderr
+    assert "prunable" in git(repo, "worktree", "list", "--porcelain")
