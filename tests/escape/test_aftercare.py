@@ -326,6 +326,8 @@ SCRIPT_CASES = [
     # An interpreter and a script, relative to the project.
     (".claude/settings.local.json", _hook("python3 tools/check.py --strict"),
      "tools/check.py"),
+    # After a `cd`, relative to that directory.
+    (".claude/settings.json", _hook("cd tools && ./lint.sh"), "tools/lint.sh"),
     # The status line and a helper.
     (".claude/settings.json", {"statusLine": {"type": "command",
                                               "command": "bash scripts/status.sh"}},
