@@ -270,8 +270,8 @@ class Server:
 
     def _handle(self, line: JsonLine) -> None:
         message = line.value
-        if line.error is not None:
-            self.send({"id": None, "type": "error", "message": line.error})
+        if line.error is not None:  # its id when it could be read: the agent waits on it
+            self.send({"id": line.id, "type": "error", "message": line.error})
             return
         try:
             if not isinstance(message, dict):

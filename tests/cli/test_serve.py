@@ -115,6 +115,33 @@ def test_bad_lines_get_errors(agent: Agent) -> None:
     assert agent.receive()["exit_code"] == 0
 
 
+@pytest.mark.parametrize(("line", "id_"), [
+    ('{"id": 7, "tool": "Bash", "command": "\\ud800"}', 7),
+    ('{"id": "a", "tool": "Bash", "command": "\\udfff x"}', "a"),
+    ('{"id": [1, "b"], "tool": "ReadFile", "path": "\\ud800"}', [1, "b"]),
+    ('{"id": 3, "tool": "Bash", "timeout": NaN, "command": "true"}', 3),
+    ('{"id": "\\ud800", "tool": "Bash", "command": "true"}', None),  # no id to echo
+])
+def test_a_bad_line_with_a_readable_id_is_answered_under_that_id(
+        agent: Agent, line: str, id_: object) -> None:
+    """The agent waits for an answer with its request's id: `"id": null` would leave it
+    waiting forever."""
+    assert agent.proc.stdin is not None
+    agent.proc.stdin.write(line + "\n")
+    agent.proc.stdin.flush()
+    answer = agent.receive()
+    assert (answer["id"], answer["type"]) == (id_, "error"), answer
+
+
+def test_a_line_with_a_readable_id_but_bytes_that_are_not_utf8(project: Path) -> None:
+    script = Path(sys.executable).with_name("swifty-sandbox")
+    lines = b'{"id": 5, "tool": "Bash", "command": "\xff"}\n{"id": "\xff", "x": 1}\n'
+    done = subprocess.run([str(script), "serve", "--project", str(project)], input=lines,
+                          capture_output=True, timeout=60, check=True)
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [(a["id"], a["type"]) for a in answers] == [(5, "error"), (None, "error")]
+
+
 def test_a_broken_rule_file_fails_closed(agent: Agent, project: Path) -> None:
     agent.send(id=1, tool="Bash", command="true")
     assert agent.receive()["exit_code"] == 0
