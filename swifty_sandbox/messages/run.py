@@ -75,6 +75,20 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "命令已被终止：它（所有进程合计）达到了 {size} 的内存上限。可用 `--max-memory SIZE` "
         "或 `sandbox.limits.memory` 提高上限。",
     ),
+    "run.process_cap": (
+        "The command could not start more processes: it reached the cap of {processes} "
+        "processes (all its processes and threads together). Raise it with "
+        "`--max-processes N` or `sandbox.limits.processes` (`unlimited` lifts it).",
+        "命令无法再启动进程：它达到了 {processes} 个进程的上限（所有进程和线程合计）。可用 "
+        "`--max-processes N` 或 `sandbox.limits.processes` 提高上限（`unlimited` 取消上限）。",
+    ),
+    "run.process_cap_likely": (
+        "The command could not start more processes: it has most likely reached the cap of "
+        "{processes} processes (all its processes and threads together). Raise it with "
+        "`--max-processes N` or `sandbox.limits.processes` (`unlimited` lifts it).",
+        "命令无法再启动进程：它很可能达到了 {processes} 个进程的上限（所有进程和线程合计）。可用 "
+        "`--max-processes N` 或 `sandbox.limits.processes` 提高上限（`unlimited` 取消上限）。",
+    ),
     "run.unconfined": (
         "WARNING: running UNCONFINED (sandbox off): no file-system, network or process "
         "confinement.",
