@@ -4,8 +4,8 @@
 
 Each kind of file a clumsy or hostile repository (or a slip at home) can hold — a FIFO,
 a symlink to `/dev/zero` or `/dev/urandom`, a directory, 50 MB of rules, a huge scalar,
-bytes that are not UTF-8, deep nesting, an alias bomb, a NUL in a value — is put in turn
-at every policy location (the three rule files, both config files, a profile named by
+bytes that are not UTF-8, deep nesting, an alias bomb, a NUL in a value or as a byte —
+is put in turn at every policy location (the three rule files, both config files, a profile named by
 the config, the user's program table), and `swifty-sandbox check` is run against it in
 a fresh process. Target: exit 2 naming the file (and line) in under 1 s and 64 MB. The
 test suite asserts the same (tests/policy/test_hostile_files.py).
@@ -111,6 +111,10 @@ def _nul(path: Path, kind: str) -> None:
     _write(path, _text(kind, '"a\\0b"'))
 
 
+def _nul_byte(path: Path, kind: str) -> None:  # a raw NUL: YAML refuses the character
+    _write(path, _text(kind, '"a\0b"'))
+
+
 HOSTILE = (
     Hostile("fifo", _fifo, None),
     Hostile("symlink to /dev/zero", _link("/dev/zero"), None),
@@ -122,6 +126,7 @@ HOSTILE = (
     Hostile("100k-deep nesting", _deep, 3),
     Hostile("alias bomb", _alias_bomb, None),
     Hostile("NUL in a value", _nul, 3),
+    Hostile("NUL byte", _nul_byte, 3),
 )
 
 

@@ -95,6 +95,9 @@ def reports_errors(func: Callable[P, R]) -> Callable[P, R]:
             sys.exit(ExitCode.signalled(e.signum))
         except OSError as e:  # the system refused (stdout on a full device, …)
             message = t("cli.system_error", error=e.strerror or e)
+            if e.errno == errno.EAGAIN and isinstance(e, BlockingIOError) \
+                    and e.filename is None:  # fork or clone: no more processes
+                message = t("cli.no_processes", error=e.strerror or e)
             if e.errno in _OUTPUT_ERRORS:  # files are written only by the store, which
                 message = t("cli.output_failed", error=e.strerror or e)  # says so itself
                 _quiet_stdout()

@@ -11,8 +11,8 @@ Entries: `example.com` (that name), `*.example.com` (its subdomains, not itself)
 Addresses that are not public (loopback, RFC 1918, CGNAT, link-local and the cloud
 metadata addresses, unique-local, unspecified, multicast, reserved, the local-use NAT64
 prefix 64:ff9b:1::/48 whose embedding only its operator knows; also written as
-IPv4-mapped/compatible/NAT64/6to4 IPv6, NAT64 under the well-known prefix or one the
-caller discovered) are refused even when an allowed name resolves to them, unless an IP
+IPv4-mapped/compatible/NAT64/6to4/Teredo IPv6, NAT64 under the well-known prefix or
+one the caller discovered) are refused even when an allowed name resolves to them, unless an IP
 or CIDR entry names them: otherwise an allowed name whose DNS an attacker controls
 (`evil.example.com A 127.0.0.1`, or its AAAA under a DNS64 resolver) reaches the host's
 own services.
@@ -68,7 +68,7 @@ class HostEntry:
                         nat64: Sequence[ipaddress.IPv6Network] = ()) -> bool:
         if self.network is None or (self.port is not None and self.port != port):
             return False
-        return address in self.network or embedded_ipv4(address, nat64) in self.network
+        return any(a in self.network for a in carried(address, nat64))
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +135,16 @@ def embedded_ipv4(address: IPAddress,
     return address
 
 
+def carried(address: IPAddress,
+            nat64: Sequence[ipaddress.IPv6Network] = ()) -> tuple[IPAddress, ...]:
+    """`address` and every IPv4 address a translator or relay would take it to:
+    `embedded_ipv4`'s, and a Teredo address's server and (obfuscated) client."""
+    found = dict.fromkeys((address, embedded_ipv4(address, nat64)))
+    if isinstance(address, ipaddress.IPv6Address) and address.teredo is not None:
+        found.update(dict.fromkeys(address.teredo))
+    return tuple(found)
+
+
 def nat64_ipv4(address: ipaddress.IPv6Address, prefix: ipaddress.IPv6Network
                ) -> ipaddress.IPv4Address:
     """The IPv4 address embedded after `prefix` (RFC 6052 §2.2: /32 to /96, bits 64 to 71
@@ -160,8 +170,7 @@ def is_public(address: IPAddress, nat64: Sequence[ipaddress.IPv6Network] = ()) -
     """Not loopback, private (RFC 1918), CGNAT 100.64/10, link-local (the metadata
     169.254.169.254), unique-local fc00::/7 (fd00:ec2::254), unspecified, multicast,
     reserved or local-use NAT64 — also when an IPv6 form carries such an IPv4 address."""
-    return not any(candidate in network
-                   for candidate in {address, embedded_ipv4(address, nat64)}
+    return not any(candidate in network for candidate in carried(address, nat64)
                    for network in _SPECIAL)
 
 

@@ -56,6 +56,13 @@ HOME_PROTECTED: tuple[str, ...] = (
     "~/.config/systemd",
     "~/.local/bin",
     "~/.cache/swifty-sandbox",  # each project's /tmp lives here (sandbox/spec/compiler.py)
+    # The agents' own folders: user settings with hooks and MCP servers, their hook
+    # scripts, instructions (CLAUDE.md) — all run or read on the host at the next start.
+    "~/.claude",
+    "~/.codex",
+    "~/.gemini",
+    "~/.cursor",
+    "~/.claude.json",  # Claude Code's state: each project's MCP servers
 )
 
 # The protected entries that are directories: guarded by an empty read-only directory
@@ -63,8 +70,12 @@ HOME_PROTECTED: tuple[str, ...] = (
 PROTECTED_DIRS: frozenset[str] = frozenset({
     "./.swifty", "./.git/hooks", "~/.swifty", "~/.config/fish", "~/.config/environment.d",
     "~/.config/git", "~/.config/autostart", "~/.config/systemd", "~/.local/bin",
-    "~/.cache/swifty-sandbox",
+    "~/.cache/swifty-sandbox", "~/.claude", "~/.codex", "~/.gemini", "~/.cursor",
 })
+
+# Protected files that are watched while missing rather than guarded: an agent running
+# on the host meanwhile would read an empty stand-in as a broken file of its own.
+UNGUARDED: frozenset[str] = frozenset({"~/.claude.json"})
 
 # Agents' settings in the project (the agent table, policy/agents.py): their hooks and
 # MCP servers are programs the agent starts on the host, and their allow lists decide

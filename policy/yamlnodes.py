@@ -127,6 +127,15 @@ def compose(source: Source) -> yaml.Node | None:
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
         return yaml.compose(source.text, Loader=loader)
+    except yaml.reader.ReaderError as e:  # a character YAML refuses: at its own line
+        text = source.text
+        at = min(max(e.position, 0), len(text))
+        line, col = text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
+        character = e.character  # libyaml gives the code point, PyYAML the character
+        point = ord(character) if isinstance(character, str) else int(character)
+        code = f"U+{point:04X}"
+        raise PolicyFileError(source.name, line, col, t("file.control_char", code=code),
+                              "yaml-syntax") from e
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)

@@ -4,7 +4,6 @@ shells over it."""
 from __future__ import annotations
 
 import enum
-import functools
 import os
 import stat
 from collections.abc import Callable, Sequence
@@ -200,7 +199,9 @@ class Sandbox:
                 trusted_paths(policy.settings.bwrap),
                 tuple(dict.fromkeys(name for p in user_settings(os.environ, policy.home)
                                     for name in (str(p), os.path.realpath(p)))),
-                functools.cache(lambda: hidden_links(policy)))
+                # Asked again each time (rarely: a file with several links): a long-lived
+                # serve must see a hard link made since the last request.
+                lambda: hidden_links(policy))
         return self._host
 
     def always_allow(self, request: RequestLike) -> list[str]:

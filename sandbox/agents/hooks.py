@@ -64,6 +64,9 @@ class HookCall:
     event: str = ""  # the hook event, as the agent named it (empty: the agent has one)
     shell: ShellTool | None = None  # the shell tool that runs `request.command`
     unconfinable: str | None = None  # a tool that runs code we cannot confine: denied
+    # A name pattern that leaves `request.path` (absolute, or `..` before its first
+    # wildcard: Glob's `../../.ssh/*`): the directory it lists from, decided too.
+    pattern_root: str | None = None
 
     @property
     def confined(self) -> bool:
@@ -152,7 +155,9 @@ def _parse_tool_call(agent: Agent, payload: dict[str, object]) -> HookCall:
         key = next((k for k in file_tool.keys if k in tool_input), file_tool.keys[0])
         path = _text(tool_input, key, required=not file_tool.optional) or "."
         return HookCall(cwd, Request.file(file_tool.tool, str(cwd / path)), mode, tool_input,
-                        search=file_tool.search, event=event)
+                        search=file_tool.search, event=event,
+                        pattern_root=_pattern_root(cwd / path, tool_input.get("pattern"))
+                        if tool == "Glob" else None)
     if tool in info.network_tools:
         return HookCall(cwd, None, mode, tool_input, network=tool, event=event)
     return HookCall(cwd, None, mode, tool_input, event=event)
@@ -246,6 +251,38 @@ def hidden_below(policy: Policy, directory: str) -> str | None:
         if is_within(prefix, directory) or is_within(directory, prefix):
             return pattern.text
     return None
+
+
+_WILDCARDS = frozenset("*?[{")
+
+
+def _pattern_root(base: Path, pattern: object) -> str | None:
+    """The directory a name pattern lists from when it leaves `base`: its components up
+    to the first wildcard, from `base` (or `/`); None when it stays below `base`."""
+    if not isinstance(pattern, str) or not pattern:
+        return None
+    fixed: list[str] = []
+    for part in pattern.split("/"):
+        if _WILDCARDS & set(part):
+            break
+        fixed.append(part)
+    if not pattern.startswith("/") and ".." not in fixed:
+        return None
+    return "/".join(fixed) if pattern.startswith("/") else str(base) + "/" + "/".join(fixed)
+
+
+def _pattern_check(box: Sandbox, call: HookCall, decision: Decision) -> Decision:
+    """A Glob whose pattern leaves its path lists names from another directory: that
+    directory is decided as a read too, and refused when the sandbox hides something
+    below it (Glob walks the whole tree a `**` names)."""
+    if call.pattern_root is None or decision.effect is Effect.DENY:
+        return decision
+    root = box.check(Request.file(Tool.READ_FILE, call.pattern_root))
+    hidden = hidden_below(box.policy, root.target or "/")
+    if hidden is None or root.effect is Effect.DENY:
+        return decision if root.effect is Effect.ALLOW else root
+    return Decision(Effect.DENY, t("hook.search_hidden", path=root.target, pattern=hidden),
+                    Layer.PATH)
 
 
 def _search_check(box: Sandbox, call: HookCall, decision: Decision) -> Decision:
@@ -397,7 +434,8 @@ def answer_hook(agent: Agent, raw: str | bytes, runner: Sequence[str], *,
         if not agent.confines or (call.shell is not None and not call.shell.rewrites):
             # We do not run the command: it gets no auto-allow for running confined.
             box.sandbox_mode = SandboxMode.OFF
-        decision = _search_check(box, call, box.check(call.request))
+        decision = _pattern_check(box, call,
+                                  _search_check(box, call, box.check(call.request)))
         return _answer(agent, call, box, decision, runner)
     except Exception as e:  # any failure blocks, never allows
         detail = e.diagnostics() if hasattr(e, "diagnostics") else f"{type(e).__name__}: {e}"

@@ -3,7 +3,10 @@
 Whatever a line holds — bytes that are not UTF-8, deep nesting, a lone surrogate, a
 megabyte-long line, JSON that is not JSON — it becomes a `JsonLine` with `error` set,
 never an exception: the caller answers that line with an error object and reads on.
-Memory stays flat: a line over `MAX_LINE_BYTES` is skipped without being kept.
+Memory stays flat: a line over `MAX_LINE_BYTES` is skipped without being kept. A bad
+line whose `id` can still be read (a lone surrogate or a byte that is not UTF-8 in
+another field, a `NaN` elsewhere) keeps that id, so the answer reaches the request the
+agent is waiting on.
 """
 
 from __future__ import annotations
@@ -24,10 +27,13 @@ class JsonLine:
     number: int  # 1-based, as editors count
     value: object = None  # the parsed JSON when `error` is None
     error: str | None = None
+    read_id: object = None  # a bad line's `id`, when it could be read cleanly
 
     @property
     def id(self) -> object:
         """The request's `id`, to echo in an answer (None when there is none)."""
+        if self.error is not None:
+            return self.read_id
         return self.value.get("id") if isinstance(self.value, dict) else None
 
 
@@ -53,17 +59,46 @@ def parse_json_line(raw: bytes, number: int) -> JsonLine:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         return JsonLine(number, error=t("jsonl.not_utf8", byte=f"0x{raw[e.start]:02x}",
-                                        column=e.start + 1))
+                                        column=e.start + 1), read_id=_readable_id(raw))
     try:
         value = json.loads(text, parse_constant=_not_finite, parse_float=_finite)
     except RecursionError:
         return JsonLine(number, error=t("jsonl.too_deep"))
     except ValueError as e:  # not JSON, or an integer too long to convert
-        return JsonLine(number, error=str(e))
+        return JsonLine(number, error=str(e), read_id=_readable_id(raw))
     bad = _lone_surrogate(value)
     if bad is not None:
-        return JsonLine(number, error=t("jsonl.surrogate", code=f"\\u{ord(bad):04x}"))
+        return JsonLine(number, error=t("jsonl.surrogate", code=f"\\u{ord(bad):04x}"),
+                        read_id=_clean_id(value))
     return JsonLine(number, value)
+
+
+def _readable_id(raw: bytes) -> object:
+    """The `id` of a line that is JSON but for bytes that are not UTF-8 or a `NaN`:
+    read with those parts replaced (an id holding them is not readable)."""
+    try:
+        value = json.loads(raw.decode("utf-8", "surrogateescape"),
+                           parse_constant=lambda _: None, parse_float=_finite_or_none)
+    except (ValueError, RecursionError):
+        return None
+    return _clean_id(value)
+
+
+def _clean_id(value: object) -> object:
+    """The object's `id` when echoing it is safe (no lone surrogate, nothing infinite)."""
+    if not isinstance(value, dict):
+        return None
+    id_ = value.get("id")
+    try:
+        json.dumps(id_, allow_nan=False).encode("utf-8")
+    except (ValueError, TypeError, RecursionError):
+        return None
+    return id_ if _lone_surrogate(id_) is None else None
+
+
+def _finite_or_none(token: str) -> float | None:
+    value = float(token)
+    return None if value in (float("inf"), float("-inf")) else value
 
 
 def _not_finite(token: str) -> float:

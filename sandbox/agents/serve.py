@@ -4,7 +4,7 @@ commands, so each command costs little more than bubblewrap itself.
 Requests:  {"id", "tool": "Bash", "command": "…" | "argv": […], "timeout": s}
            {"id", "tool": "ReadFile" | "WriteFile" | "EditFile", "path": "…"}
 Responses: {"id", "type": "result", …}            `run --json`'s object for Bash,
-                                                   {"decision", "is_error"} for files
+                                                   {"decision", "path", "is_error"} for files
            {"id", "type": "permission_request", "request", "decision"}
              answered by {"id", "type": "permission_response", "allow", "always"}
            {"id", "type": "error", "message"}     a line that is not a request, or a
@@ -270,8 +270,8 @@ class Server:
 
     def _handle(self, line: JsonLine) -> None:
         message = line.value
-        if line.error is not None:
-            self.send({"id": None, "type": "error", "message": line.error})
+        if line.error is not None:  # its id when it could be read: the agent waits on it
+            self.send({"id": line.id, "type": "error", "message": line.error})
             return
         try:
             if not isinstance(message, dict):
@@ -319,7 +319,10 @@ class Server:
             self.send({"id": id_, "type": "result", **result.as_json()})
         else:
             decision = self.box.resolve(request, ask=ask)
+            # `path`: where the kernel lands, as decided; a client that opens it following
+            # no link cannot be led elsewhere by a link swapped in since.
             self.send({"id": id_, "type": "result", "decision": decision.as_json(),
+                       "path": decision.target,
                        "is_error": decision.effect is not Effect.ALLOW})
 
     # -- the whole ----------------------------------------------------------------------

@@ -5,7 +5,9 @@ mounts from descriptors, the seccomp filter in a memfd, bwrap's status pipe, the
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import re
 from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
@@ -44,8 +46,8 @@ class LinuxBackend:
         try:
             dir_fds = {dest: launch.inherit(partial(_open_dir, path))
                        for dest, path in _bind_sources(spec).items()}
-            caps = _caps_of(launch, spec.limits)
-            seccomp_fd = launch.data("swifty-seccomp", partial(_bpf, spec.seccomp))
+            caps = launch_caps(launch, spec.limits)
+            seccomp_fd = launch.data("swifty-seccomp", partial(seccomp_bpf, spec.seccomp))
             status_fd = launch.status_pipe()
             if host.network is not None:
                 spec, command = proxied(launch, host, spec, command)
@@ -56,7 +58,8 @@ class LinuxBackend:
             launch.close()
             raise
         launch.spec, launch.preexec, launch.own_tree = spec, caps.preexec(), True
-        launch.judge_with(partial(_judged, bwrap_path, list(command), caps.prefix, spec.cwd))
+        launch.judge_with(partial(_judged, bwrap_path, list(command), caps, spec.cwd,
+                                  spec.limits))
         return launch
 
     def render(self, target: str, spec: SandboxSpec, command: Sequence[str],
@@ -134,7 +137,9 @@ def _open_dir(path: str) -> int:
         raise SetupError(t("setup.symlink", path=path, link=f"{path} ({e})")) from e
 
 
-def _bpf(profile: SeccompProfile) -> bytes:
+def seccomp_bpf(profile: SeccompProfile) -> bytes:
+    """The filter as BPF (for `Launch.data`); `SetupError` without libseccomp. Every
+    Linux launcher loads this one (bwrap's `--seccomp`, a Landlock launcher's too)."""
     from .seccomp import SeccompUnavailable, export
 
     try:
@@ -143,9 +148,10 @@ def _bpf(profile: SeccompProfile) -> bytes:
         raise SetupError(t("setup.no_seccomp", error=e)) from e
 
 
-def _caps_of(launch: Launch, limits: Limits) -> Caps:
-    """The command's caps, their cgroup removed when the launch ends (and a note when
-    its memory cap killed a process)."""
+def launch_caps(launch: Launch, limits: Limits) -> Caps:
+    """The command's caps (`caps.outer` before the launcher, `caps.prefix` inside it),
+    their cgroup removed when the launch ends, with a note when its memory cap killed a
+    process."""
     from .caps import CapError, prepare
 
     try:
@@ -158,26 +164,48 @@ def _caps_of(launch: Launch, limits: Limits) -> Caps:
         caps = Caps()  # described: what this machine cannot enforce is run's to refuse
 
     def close() -> str:
+        capped = caps.processes_capped()  # the cgroup's count, before it is removed
+        notes = ""
         if caps.close() and limits.memory_bytes:
             from swifty_sandbox.policy.limits import describe_memory
 
-            return t("run.memory_cap", size=describe_memory(limits.memory_bytes)) + "\n"
-        return ""
+            notes += t("run.memory_cap", size=describe_memory(limits.memory_bytes)) + "\n"
+        if capped and limits.processes:
+            notes += t("run.process_cap", processes=limits.processes) + "\n"
+        return notes
 
     launch.on_close(close)
     return caps
 
 
-def _judged(bwrap: str, command: list[str], prefix: list[str], cwd: str,
+# What shells and runtimes print when a fork or clone fails with EAGAIN: with only an
+# rlimit holding the cap on processes, the kernel counts nothing, so this is the sign.
+_FORK_FAILED = re.compile(rb"(?i)can(?:no|')t fork|fork(?:: retry)?: resource temporarily"
+                          rb"|fork failed|pthread_create|can't start new thread"
+                          rb"|Resource temporarily unavailable")
+
+
+def _judged(bwrap: str, command: list[str], caps: Caps, cwd: str, limits: Limits,
             result: Completed, env: Mapping[str, str]) -> Completed:
     """No `child-pid` from bwrap: it never started the command, it could not build the
-    sandbox (`SetupError`); an exec that failed inside: the shell's 126/127."""
+    sandbox (`SetupError`: a cap on processes too low for bwrap itself says so); an
+    exec that failed inside: the shell's 126/127; a fork that failed under an rlimit
+    cap on processes: which cap, and how to raise it."""
+    prefix = caps.prefix
     if not result.timed_out and not any("child-pid" in doc for doc in result.status):
         error = result.stderr.decode(errors="replace").strip() or \
             f"exit {result.exit_code}"
         if "Unknown option --bind-fd" in error:
             raise SetupError(t("setup.bwrap_too_old", bwrap=bwrap))
+        if limits.processes and "Resource temporarily unavailable" in error:
+            own = [line for line in error.splitlines() if line.startswith("bwrap:")]
+            raise SetupError(t("setup.process_cap_too_low", processes=limits.processes,
+                               error="; ".join(own) or error))
         raise SetupError(t("setup.bwrap_failed", error=error))
+    if limits.processes and caps.processes_capped() is None \
+            and _FORK_FAILED.search(result.stderr):
+        result = dataclasses.replace(result, stderr=result.stderr + (t(
+            "run.process_cap_likely", processes=limits.processes) + "\n").encode())
     if result.exit_code in (1, ExitCode.NOT_EXECUTABLE, ExitCode.NOT_FOUND):
         from ..run.execfail import confined_failure  # maybe an exec that failed: see there
 

@@ -73,6 +73,16 @@ class Caps:
 
         return apply
 
+    def processes_capped(self) -> bool | None:
+        """Whether a fork failed at the cap on processes; None when only an rlimit
+        holds it (the kernel keeps no count of such failures). Before `close`."""
+        hit = self.cgroup.pids_max_hit() if self.cgroup is not None else None
+        if hit is not None:
+            return hit
+        by_rlimit = any(w.startswith("--nproc=") for w in self.prefix) or any(
+            which == resource.RLIMIT_NPROC for which, _ in self.rlimits)
+        return None if by_rlimit else False
+
     def close(self) -> bool:
         """Remove the cgroup; whether the memory cap killed a process."""
         if self.cgroup is None:

@@ -151,6 +151,17 @@ class Cgroup:
                 return int(value) > 0
         return False
 
+    def pids_max_hit(self) -> bool | None:
+        """Whether a fork or clone failed for reaching pids.max (`max N` in pids.events,
+        v1 and v2 alike); None without a pids controller."""
+        found: bool | None = None
+        for directory in self.dirs:
+            for line in _read(os.path.join(directory, "pids.events")).splitlines():
+                key, _, value = line.partition(" ")
+                if key == "max" and value.strip().isdigit():
+                    found = found or int(value) > 0
+        return found
+
     def close(self) -> None:
         """Kill what is left and remove the directories (the kernel refuses while a
         process is still exiting, so it is retried for a moment)."""

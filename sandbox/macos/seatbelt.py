@@ -193,68 +193,91 @@ def unmovable(spec: SandboxSpec) -> list[str]:
     return list(out)
 
 
+# What every profile starts with: nothing of the spec's in it.
+_PREAMBLE = (
+    "(version 1)",
+    "; Everything not allowed below is denied.",
+    "(deny default)",
+    "; The command may start programs; they run under this same profile.",
+    "(allow process-exec process-fork)",
+    "; Signals and process information: its own processes only, not the user's.",
+    "(allow signal (target same-sandbox))",
+    "(allow process-info* (target same-sandbox))",
+    "; Apple's tools read their defaults (CFPreferences) at start.",
+    "(allow user-preference-read)",
+    "; getpwuid() and group lookups (whoami, `~`, git's author name) go to opendirectoryd.",
+    '(allow mach-lookup (global-name "com.apple.system.opendirectoryd.libinfo")',
+    '  (global-name "com.apple.system.opendirectoryd.membership"))',
+    "; CPU counts and load (Node's os.cpus(), make -j) come from the host port.",
+    "(allow mach-host*)",
+    "; Facts runtimes read at start; not other processes' arguments or environment.",
+    "(allow sysctl-read",
+    *(f'  (sysctl-name "{name}")' for name in _SYSCTLS),
+    *(f'  (sysctl-name-prefix "{prefix}")' for prefix in _SYSCTL_PREFIXES),
+    ")",
+    "; POSIX semaphores and shared memory (Python multiprocessing, compilers' jobs).",
+    "(allow ipc-posix-sem)",
+    "(allow ipc-posix-shm)",
+    "; Terminals: ptys the command opens (script, expect, pty tests).",
+    "(allow pseudo-tty)",
+    '(allow file-read* file-write* file-ioctl (literal "/dev/ptmx"))',
+    "(allow file-read* file-write* file-ioctl",
+    '  (require-all (regex #"^/dev/ttys[0-9]+$") (extension "com.apple.sandbox.pty")))',
+    "; Devices every shell uses: discarded output, its own terminal and descriptors.",
+    "(allow file-write-data",
+    '  (literal "/dev/null") (literal "/dev/zero") (literal "/dev/tty")',
+    '  (regex #"^/dev/fd/[0-9]+$"))',
+)
+
+
 def seatbelt_profile(spec: SandboxSpec, *, proxy_port: int | None = None,
                      terminals: Sequence[str] = ()) -> Profile:
     """The profile for `spec`. `proxy_port`: the allowlist proxy's port on loopback,
     the one place the command may connect to (None: no network at all). `terminals`:
     the terminal devices it inherits (an interactive `run`), the only ones it may
-    write to: not the user's other terminal windows (Linux shows it a /dev of its own)."""
+    write to: not the user's other terminal windows (Linux shows it a /dev of its own).
+    Later rules win: reads and writes allowed, then read-only, unmovable and hidden
+    denied, then the command's own directories given back (parameters numbered in
+    this order)."""
     p = Params()
-    lines = [
-        "(version 1)",
-        "; Everything not allowed below is denied.",
-        "(deny default)",
-        "; The command may start programs; they run under this same profile.",
-        "(allow process-exec process-fork)",
-        "; Signals and process information: its own processes only, not the user's.",
-        "(allow signal (target same-sandbox))",
-        "(allow process-info* (target same-sandbox))",
-        "; Apple's tools read their defaults (CFPreferences) at start.",
-        "(allow user-preference-read)",
-        "; getpwuid() and group lookups (whoami, `~`, git's author name) go to opendirectoryd.",
-        '(allow mach-lookup (global-name "com.apple.system.opendirectoryd.libinfo")',
-        '  (global-name "com.apple.system.opendirectoryd.membership"))',
-        "; CPU counts and load (Node's os.cpus(), make -j) come from the host port.",
-        "(allow mach-host*)",
-        "; Facts runtimes read at start; not other processes' arguments or environment.",
-        "(allow sysctl-read",
-        *(f'  (sysctl-name "{name}")' for name in _SYSCTLS),
-        *(f'  (sysctl-name-prefix "{prefix}")' for prefix in _SYSCTL_PREFIXES),
-        ")",
-        "; POSIX semaphores and shared memory (Python multiprocessing, compilers' jobs).",
-        "(allow ipc-posix-sem)",
-        "(allow ipc-posix-shm)",
-        "; Terminals: ptys the command opens (script, expect, pty tests).",
-        "(allow pseudo-tty)",
-        '(allow file-read* file-write* file-ioctl (literal "/dev/ptmx"))',
-        "(allow file-read* file-write* file-ioctl",
-        '  (require-all (regex #"^/dev/ttys[0-9]+$") (extension "com.apple.sandbox.pty")))',
-        "; Devices every shell uses: discarded output, its own terminal and descriptors.",
-        "(allow file-write-data",
-        '  (literal "/dev/null") (literal "/dev/zero") (literal "/dev/tty")',
-        '  (regex #"^/dev/fd/[0-9]+$"))',
-    ]
+    lines = list(_PREAMBLE)
     lines += _rule("allow", "file-write-data file-ioctl", (
         f"(literal {p.ref('TERMINAL', tty)})" for tty in terminals),
         "The terminal it was started from (output, window size), no other.")
+    lines += _reads_and_writes(spec, p)
+    lines += _read_only_and_unmovable(spec, p)
+    lines += _hidden(spec, p)
+    lines += _own_directories(spec, p)
+    lines += ["; No network: no sockets to other hosts, nor to local services.",
+              "(deny network*)"]
+    if proxy_port is not None:
+        lines += ["; The allowlist proxy on loopback, the one way out.",
+                  f'(allow network-outbound (remote ip "localhost:{int(proxy_port)}"))']
+    return Profile("\n".join(lines) + "\n", tuple(p.values.items()))
+
+
+def _reads_and_writes(spec: SandboxSpec, p: Params) -> list[str]:
     if spec.read_roots is None:
-        lines += ["; Reading is allowed everywhere except the hidden paths below.",
-                  "(allow file-read*)"]
+        lines = ["; Reading is allowed everywhere except the hidden paths below.",
+                 "(allow file-read*)"]
     else:
-        lines += _rule("allow", "file-read*", (
+        lines = _rule("allow", "file-read*", (
             f"(subpath {p.ref('READ', r)})" for r in (*MACOS_READ_ROOTS, *spec.read_roots)),
             "Reading only in the read roots, the project and macOS's own system files.")
         lines += ["; Metadata anywhere: resolving a path (realpath, getcwd) stats its "
                   "ancestors.", "(allow file-read-metadata)"]
-    lines += _rule("allow", "file-write*", (
+    return lines + _rule("allow", "file-write*", (
         f"(subpath {p.ref('WRITABLE', w)})" for w in spec.writable),
         "Writing only in the writable roots.")
+
+
+def _read_only_and_unmovable(spec: SandboxSpec, p: Params) -> list[str]:
     # What is read-only is what Linux mounts read-only: existing paths, and guards where
     # one is missing. Not the write globs: a repository a command makes (`git init
     # sub`) must get its `.git/config` and hooks, and is checked after the run, as on
     # Linux. `file-link`: a hard link to a read-only file would be a second, unguarded
     # name for it (on Linux a link across its read-only mount fails, EXDEV).
-    lines += _rule("deny", "file-write* file-link", dict.fromkeys(
+    lines = _rule("deny", "file-write* file-link", dict.fromkeys(
         f"(subpath {p.ref('READ_ONLY', r)})"
         for r in (*spec.read_only, *spec.guard_dirs, *spec.guard_files)),
         "Read-only: protected paths and write-deny rules.")
@@ -263,23 +286,30 @@ def seatbelt_profile(spec: SandboxSpec, *, proxy_port: int | None = None,
         for g in spec.guard_dirs),
         "A missing protected directory may appear empty (`git init` makes .git/hooks), "
         "as on Linux; nothing can be put in it.")
-    lines += _rule("deny", "file-write-unlink", (
+    return lines + _rule("deny", "file-write-unlink", (
         f"(literal {p.ref('UNMOVABLE', d)})" for d in unmovable(spec)),
         "Not renamed or removed: directories above read-only and hidden paths.")
+
+
+def _hidden(spec: SandboxSpec, p: Params) -> list[str]:
     temp_parent = os.path.dirname(spec.temp_dir) if spec.temp_dir else None
-    lines += _rule("deny", "file-read* file-write* file-link file-clone", dict.fromkeys(
+    lines = _rule("deny", "file-read* file-write* file-link file-clone", dict.fromkeys(
         f"(subpath {p.ref('HIDDEN', h)})"
         for h in (*spec.unreadable_dirs, *spec.unreadable_files) if h != temp_parent),
         "Hidden: unreadable, and not moved away to be read elsewhere.")
     # Read globs also hide what appears during the run (Linux hides what exists when
     # the command starts). Such a file may be created (`cp .env.example .env`), not
     # read, renamed, removed, linked or cloned.
-    lines += _rule("deny", "file-read* file-write-unlink file-link file-clone", (
+    return lines + _rule("deny", "file-read* file-write-unlink file-link file-clone", (
         f for a in spec.hidden_patterns
         for f in pattern_filters(a, spec.pattern_roots, p, "HIDDEN")),
         "Hidden as well: whatever matches a hidden glob, also when made later.")
-    # The command's own directories under the protected cache: the project's temp
-    # directory and toolchain cache. Their siblings (other projects') stay hidden.
+
+
+def _own_directories(spec: SandboxSpec, p: Params) -> list[str]:
+    """The command's own directories under the protected cache: the project's temp
+    directory and toolchain cache. Their siblings (other projects') stay hidden."""
+    lines: list[str] = []
     for kind, own in (("TEMP", spec.temp_dir), ("TOOLCHAIN", spec.toolchain_dir)):
         if own is None:
             continue
@@ -291,12 +321,7 @@ def seatbelt_profile(spec: SandboxSpec, *, proxy_port: int | None = None,
             f"(subpath {p.ref(kind, own)})"],
             "The project's own directory under the protected cache "
             + ("($TMPDIR)." if kind == "TEMP" else "(toolchain caches)."))
-    lines += ["; No network: no sockets to other hosts, nor to local services.",
-              "(deny network*)"]
-    if proxy_port is not None:
-        lines += ["; The allowlist proxy on loopback, the one way out.",
-                  f'(allow network-outbound (remote ip "localhost:{int(proxy_port)}"))']
-    return Profile("\n".join(lines) + "\n", tuple(p.values.items()))
+    return lines
 
 
 def sandbox_exec_argv(profile: Profile, command: Sequence[str]) -> list[str]:

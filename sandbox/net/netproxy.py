@@ -26,7 +26,8 @@ well-known 64:ff9b::/96 always, and the network-specific prefix a DNS64 resolver
 reveals for `ipv4only.arpa` (RFC 7050), looked up once per run when a name resolved
 to an IPv6 address.
 
-Known limit: inside a CONNECT tunnel the bytes are TLS we do not open, so a client
+Plain HTTP inside a CONNECT tunnel gets the same (`_tunnel`). Known limit: inside a
+CONNECT tunnel TLS is carried unopened, so a client
 may send another name in SNI/Host to the same allowed server (domain fronting); the
 connection still only goes to an address of the allowed name.
 """
@@ -52,7 +53,7 @@ from swifty_sandbox.policy.network import (
     IPAddress,
     NetworkEntryError,
     NetworkPolicy,
-    embedded_ipv4,
+    carried,
     nat64_ipv4,
     normalize_host,
     split_host_port,
@@ -241,9 +242,7 @@ class Proxy:
                 return
             if outgoing is None:
                 client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
-                if rest:
-                    upstream.sendall(rest)
-                self._relay(client, upstream)
+                self._relay(client, upstream, tunnel=(rest, host, port))
             else:  # the request's own body only: what follows is not forwarded
                 upstream.sendall(outgoing + rest[:length])
                 self._relay(client, upstream, length - len(rest[:length]))
@@ -351,9 +350,11 @@ class Proxy:
         return found
 
     def _relay(self, client: socket.socket, upstream: socket.socket,
-               body: int | None = None) -> None:
+               body: int | None = None,
+               tunnel: tuple[bytes, str, int] | None = None) -> None:
         """Both ways until each side's EOF. `body`: a plain HTTP request, of which
-        that many bytes of body are still to come and nothing after them."""
+        that many bytes of body are still to come and nothing after them; `tunnel`: a
+        CONNECT tunnel's first bytes (`_tunnel`) and destination."""
         client.settimeout(None)
         back = threading.Thread(target=_pump if body is None else _respond,
                                 args=(upstream, client), daemon=True)
@@ -363,7 +364,9 @@ class Proxy:
             self._threads.add(back)
             back.start()
         try:
-            if body is None:
+            if tunnel is not None:
+                _tunnel(client, upstream, *tunnel)
+            elif body is None:
                 _pump(client, upstream)
             else:
                 _send_body(client, upstream, body)
@@ -390,14 +393,14 @@ def nat64_prefixes(addresses: list[IPAddress]) -> tuple[ipaddress.IPv6Network, .
 
 def is_own_address(address: IPAddress,
                    nat64: tuple[ipaddress.IPv6Network, ...] = ()) -> bool:
-    """Whether `address` (or the IPv4 address it stands for: mapped, compatible, NAT64,
-    6to4 — `network.embedded_ipv4`) is one of this machine's own: a public-looking
+    """Whether `address` (or an IPv4 address it stands for: mapped, compatible, NAT64,
+    6to4, Teredo — `network.carried`) is one of this machine's own: a public-looking
     address on its interface (a VPS's IPv4, a global IPv6, here a TEST-NET one)
     reaches the host's services bound to 0.0.0.0/:: like loopback does, and so does
     `64:ff9b::` and that IPv4 address through a NAT64 gateway. The kernel binds only
     local addresses (unless net.ipv4.ip_nonlocal_bind is set: then every address looks
     own, and only IP entries get through)."""
-    for candidate in dict.fromkeys((address, embedded_ipv4(address, nat64))):
+    for candidate in carried(address, nat64):
         family = socket.AF_INET6 if candidate.version == 6 else socket.AF_INET
         with socket.socket(family, socket.SOCK_DGRAM) as probe:
             try:
@@ -430,11 +433,11 @@ def _stream_socket(fd: int) -> socket.socket | None:
         return None
 
 
-def _read_head(client: socket.socket) -> tuple[bytes, bytes]:
+def _read_head(client: socket.socket, start: bytes = b"") -> tuple[bytes, bytes]:
     """The request head (up to the blank line) and what came after it; bounded in
     size and in total time, however slowly it trickles in."""
     deadline = time.monotonic() + HEADER_SECONDS
-    data = bytearray()
+    data = bytearray(start)
     while True:
         end = data.find(b"\r\n\r\n")
         if end >= 0:
@@ -471,6 +474,25 @@ def _authority(text: str, default_port: int | None) -> tuple[str, int]:
 def _parse(head: bytes) -> tuple[str, str, int, bytes | None, int]:
     """(method, host, port, the request to send upstream or None for CONNECT, the
     length of its body)."""
+    method, target_text, version, headers = _split(head)
+    if method == b"CONNECT":
+        host, port = _authority(target_text, None)
+        return "CONNECT", host, port, None, 0
+    length = _body_length(headers)
+    if not target_text.lower().startswith("http://"):
+        raise _Refused(400, "swifty-sandbox: only absolute http:// URIs and CONNECT are "
+                            "proxied\n")
+    rest = target_text[7:]
+    cut = min((i for i in (rest.find("/"), rest.find("?"), rest.find("#")) if i >= 0),
+              default=len(rest))
+    authority, path = rest[:cut], rest[cut:].split("#")[0]
+    host, port = _authority(authority, 80)
+    return method.decode(), host, port, _rebuild(method, path, version, host, port,
+                                                 headers), length
+
+
+def _split(head: bytes) -> tuple[bytes, str, bytes, list[bytes]]:
+    """A request head's method, target, version and header lines, each checked."""
     if _CONTROL.search(head):  # a bare CR or LF would split a line for the server only
         raise _Refused(400, "swifty-sandbox: control character in the request\n")
     lines = head.split(b"\r\n")
@@ -490,27 +512,82 @@ def _parse(head: bytes) -> tuple[str, str, int, bytes | None, int]:
         target_text = target.decode("ascii")
     except UnicodeDecodeError:
         raise _Refused(400, "swifty-sandbox: bad request target\n") from None
-    if method == b"CONNECT":
-        host, port = _authority(target_text, None)
-        return "CONNECT", host, port, None, 0
-    length = _body_length(headers)
-    if not target_text.lower().startswith("http://"):
-        raise _Refused(400, "swifty-sandbox: only absolute http:// URIs and CONNECT are "
-                            "proxied\n")
-    rest = target_text[7:]
-    cut = min((i for i in (rest.find("/"), rest.find("?"), rest.find("#")) if i >= 0),
-              default=len(rest))
-    authority, path = rest[:cut], rest[cut:].split("#")[0]
-    host, port = _authority(authority, 80)
+    return method, target_text, version, headers
+
+
+def _rebuild(method: bytes, path: str, version: bytes, host: str, port: int,
+             headers: list[bytes]) -> bytes:
+    """The request as sent upstream: origin-form, the Host its destination's, no
+    hop-by-hop header, `Connection: close`."""
     if not path.startswith("/"):
         path = "/" + path
     shown = f"[{host}]" if ":" in host else host
     host_header = shown if port == 80 else f"{shown}:{port}"
     kept = [h for h in headers if h.partition(b":")[0].strip().lower() not in _HOP_BY_HOP]
-    request = b"\r\n".join([
+    return b"\r\n".join([
         method + b" " + path.encode() + b" " + version,
         b"Host: " + host_header.encode(), *kept, b"Connection: close"]) + b"\r\n\r\n"
-    return method.decode(), host, port, request, length
+
+
+# What the first line of a client's HTTP request looks like, and each beginning of one.
+_REQUEST_LINE = re.compile(rb"[A-Z]+ [^ \r\n]+ HTTP/[0-9](?:\.[0-9])?\r?\n")
+_REQUEST_START = re.compile(rb"[A-Z]+(?: (?:[^ \r\n]+(?: (?:H(?:T(?:T(?:P(?:/(?:[0-9]"
+                            rb"(?:\.(?:[0-9]\r?)?)?)?)?)?)?)?)?)?)?)?")
+
+
+def _tunnel(client: socket.socket, upstream: socket.socket, data: bytes, host: str,
+            port: int) -> None:
+    """A CONNECT tunnel's client side. Plain HTTP inside one (an allowed host's port 80,
+    a front serving many names) would carry any number of requests, for any Host: it
+    gets what a plain request gets (one request, its Host the tunnel's, nothing after
+    it), and what cannot be told apart from the start of one in time is closed.
+    Anything else (TLS, SSH, a protocol whose server speaks first) passes as it is."""
+    deadline: float | None = None
+    try:
+        while True:
+            if data:
+                line = data.split(b"\n", 1)[0] + (b"\n" if b"\n" in data else b"")
+                if _REQUEST_LINE.fullmatch(line):
+                    break
+                if data[:1] == b"\x16" or not _REQUEST_START.fullmatch(line):
+                    upstream.sendall(data)  # not HTTP (TLS starts with 0x16)
+                    client.settimeout(None)
+                    _pump(client, upstream)
+                    return
+                if len(line) > MAX_HEADER_BYTES:
+                    raise _Refused(431)
+                if deadline is None:  # from its first byte: a server may speak first
+                    deadline = time.monotonic() + HEADER_SECONDS
+            client.settimeout(None if deadline is None
+                              else max(0.001, deadline - time.monotonic()))
+            try:
+                chunk = client.recv(8192)
+            except TimeoutError:
+                raise _Refused(408) from None  # it may still become a request line
+            if not chunk:
+                raise _Refused(400)
+            data += chunk
+        head, rest = _read_head(client, data)
+        method, target, version, headers = _split(head)
+        if version not in (b"HTTP/1.1", b"HTTP/1.0") or method == b"CONNECT":
+            raise _Refused(400)  # HTTP/2 with prior knowledge: streams for any host;
+            # CONNECT: a proxy upstream would open another tunnel
+        length = _body_length(headers)
+        path = target
+        if target.lower().startswith("http://"):  # absolute-form: its path only
+            after = target[7:]
+            cut = min((i for i in (after.find("/"), after.find("?")) if i >= 0),
+                      default=len(after))
+            path = after[cut:]
+        client.settimeout(None)
+        upstream.sendall(_rebuild(method, path.split("#")[0], version, host, port,
+                                  headers) + rest[:length])
+    except (_Refused, OSError):
+        for sock in (client, upstream):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        return
+    _send_body(client, upstream, length - len(rest[:length]))
 
 
 def _body_length(headers: list[bytes]) -> int:

@@ -288,10 +288,30 @@ def suspects(spec: SandboxSpec) -> tuple[list[tuple[str, str]], Found]:
     return out, found
 
 
+def _finish_removals(spec: SandboxSpec) -> list[str]:
+    """Work trees the command emptied (`spec.gitfile_trees`): what stopped the removal
+    was our read-only gitfile, so it and the directory go too."""
+    notes = []
+    for tree in spec.gitfile_trees:
+        try:
+            if os.listdir(tree) != [".git"]:
+                continue
+            with _parent(os.path.join(tree, ".git")) as (fd, name):
+                if not stat.S_ISREG(os.lstat(name, dir_fd=fd).st_mode):
+                    continue
+                os.unlink(name, dir_fd=fd)
+            with _parent(tree) as (fd, name):
+                os.rmdir(name, dir_fd=fd)
+        except OSError:
+            continue
+        notes.append(t("run.tree_removed", path=tree))
+    return notes
+
+
 def after_run(spec: SandboxSpec) -> str:
     """Undo and report; the notes for stderr."""
     _remove_guards(spec)
-    notes = []
+    notes = _finish_removals(spec)
     for path, identity, content in _changed(spec.snapshot):
         note = _revert(spec, path, identity, content)
         if note is not None:

@@ -142,43 +142,8 @@ def execute(
         sinks[status_fd] = status_raw.extend
 
     deadline = start + timeout if timeout is not None else None
-    timed_out = False
-    exited_at: float | None = None
     try:
-        while sinks:
-            now = time.monotonic()
-            if exited_at is None and proc.poll() is not None:
-                exited_at = now
-                if not own_tree:
-                    kill_tree(proc.pid)  # nothing outlives the command
-            if exited_at is not None and now - exited_at > _DRAIN_AFTER_EXIT:
-                break
-            if deadline is not None and now >= deadline and exited_at is None:
-                timed_out = True
-                kill_tree(proc.pid)
-                proc.wait()
-                exited_at = time.monotonic()
-                continue
-            wait = 0.05 if exited_at is None else _DRAIN_AFTER_EXIT
-            if deadline is not None and exited_at is None:
-                wait = max(0.0, min(wait, deadline - now))
-            for key, _ in sel.select(wait):
-                fd = int(key.fd)
-                try:
-                    data = os.read(fd, _CHUNK)
-                except BlockingIOError:
-                    continue
-                if data:
-                    sinks[fd](data)
-                else:
-                    sel.unregister(fd)
-                    del sinks[fd]
-        if deadline is not None and not timed_out:
-            remaining = max(0.0, deadline - time.monotonic())
-            try:
-                proc.wait(timeout=remaining)
-            except subprocess.TimeoutExpired:
-                timed_out = True
+        timed_out = _pump(proc, sel, sinks, deadline, own_tree=own_tree)
         if timed_out:
             kill_tree(proc.pid)
         proc.wait()
@@ -201,6 +166,51 @@ def execute(
         duration_ms=int((time.monotonic() - start) * 1000),
         status=status,
     )
+
+
+def _pump(proc: subprocess.Popen[bytes], sel: selectors.BaseSelector,
+          sinks: dict[int, Callable[[bytes], None]], deadline: float | None, *,
+          own_tree: bool) -> bool:
+    """Read each stream into its sink until all are closed (or a moment after the
+    exit: a descendant may hold them open); at the deadline, kill the tree. Whether
+    the wall clock ran out."""
+    timed_out = False
+    exited_at: float | None = None
+    while sinks:
+        now = time.monotonic()
+        if exited_at is None and proc.poll() is not None:
+            exited_at = now
+            if not own_tree:
+                kill_tree(proc.pid)  # nothing outlives the command
+        if exited_at is not None and now - exited_at > _DRAIN_AFTER_EXIT:
+            break
+        if deadline is not None and now >= deadline and exited_at is None:
+            timed_out = True
+            kill_tree(proc.pid)
+            proc.wait()
+            exited_at = time.monotonic()
+            continue
+        wait = 0.05 if exited_at is None else _DRAIN_AFTER_EXIT
+        if deadline is not None and exited_at is None:
+            wait = max(0.0, min(wait, deadline - now))
+        for key, _ in sel.select(wait):
+            fd = int(key.fd)
+            try:
+                data = os.read(fd, _CHUNK)
+            except BlockingIOError:
+                continue
+            if data:
+                sinks[fd](data)
+            else:
+                sel.unregister(fd)
+                del sinks[fd]
+    if deadline is not None and not timed_out:
+        remaining = max(0.0, deadline - time.monotonic())
+        try:
+            proc.wait(timeout=remaining)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+    return timed_out
 
 
 def _json_documents(raw: bytes) -> list[dict[str, object]]:

@@ -134,6 +134,8 @@ def _shell(command: str, project: str, home: str) -> Iterator[tuple[str, bool]]:
     except ValueError:  # an open quote: the agent's shell fails; be generous anyway
         tokens = command.split()
     at_program = True
+    directory = ""  # after `cd DIR`, relative words are relative to DIR
+    after_cd = False
     for token in tokens:
         if token in _OPERATORS:
             at_program = True
@@ -141,7 +143,12 @@ def _shell(command: str, project: str, home: str) -> Iterator[tuple[str, bool]]:
         if at_program and "=" in token and not token.startswith(("=", "/", ".")):
             continue  # `VAR=value cmd`
         for word in _words(token, project, home):
-            yield word, at_program
+            if after_cd:
+                directory = os.path.join(directory, word)
+                continue
+            yield (os.path.join(directory, word) if directory and "/" in word
+                   else word), at_program
+        after_cd = at_program and token == "cd"
         at_program = False
 
 

@@ -35,12 +35,13 @@ from swifty_sandbox.policy.protected import (
     HOME_PROTECTED,
     PROTECTED_DIRS,
     SYSTEM_DIRS,
+    UNGUARDED,
 )
 from swifty_sandbox.policy.rules import PathPattern
 
 from ..fsafe import first_link, links_on_the_way
 from . import gitfiles, gitindex, toolchains
-from .expand import ExpansionTooLarge, Unenforceable, Unsearchable, expand
+from .expand import Expansion, ExpansionTooLarge, Unenforceable, Unsearchable, expand
 from .pathguard import launcher_paths, trusted_paths
 from .roots import plan as roots_plan
 from .roots import planted_link
@@ -153,6 +154,11 @@ class SandboxSpec:
     # ours saying why, which git prints), else /dev/null.
     worktree_locks: tuple[str, ...] = ()
     lock_reason: str | None = None
+    # Work trees (linked worktrees, submodules) whose gitfile is read-only and that
+    # hold more than it: one a command emptied (`rm -rf wt`, which stops at the
+    # gitfile's mount) has its gitfile and itself removed after the run, so it is
+    # gone as the command meant, not a gitfile left in an empty directory.
+    gitfile_trees: tuple[str, ...] = ()
     # Missing directories made before the command (outermost first), following no
     # link, for the guards of protected home entries below them.
     guard_parents: tuple[str, ...] = ()
@@ -242,13 +248,95 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
                  limits: Limits | None = None) -> SandboxSpec:
     """Compile the policy for one command. Reads the file system to expand globs, to
     skip paths that do not exist (bwrap cannot mount those) and to refuse mounts
-    through symlinks; raises `SetupError` when the sandbox would not hold."""
+    through symlinks; raises `SetupError` when the sandbox would not hold. In steps:
+    1. writable roots, 2. read-only inside them and guards where a protected path is
+    missing, 3. unreadable; then the pins that keep all of them where they are."""
     profile, settings = policy.profile, policy.settings
     project, home = str(policy.project), str(policy.home)
     write_patterns, all_writes_denied = _rule_patterns(policy, (Tool.WRITE_FILE,
                                                                 Tool.EDIT_FILE))
-    # 1. Writable roots: the project (not in plan mode, nor when every write is
-    #    denied), the host temp dirs only with `tmp: host`, and the configured roots.
+    w = _writable(policy, mode, write_patterns, all_writes_denied)
+    roots, temp_dir = w.roots, w.temp_dir
+    # Basename globs are looked for in the project and configured roots, not in the
+    # shared temp dirs (other programs' files; a walk there would be slow and moot).
+    searched = tuple(r for r in roots if r not in w.temps) or (project,)
+    read_patterns, _ = _rule_patterns(policy, (Tool.READ_FILE,))
+    secrets = [*policy.deny_read, *read_patterns]  # the profile's and settings' denyRead
+    marked: list[str] = []  # every `.git`, `.swifty` and `HEAD` in the walked trees
+    expanded = _expand(policy, write_patterns, secrets, searched, roots, marked)
+    r = _read_only(policy, w, expanded["read-only"].paths, marked)
+    g = _guards(policy, roots, r.git, r.launchers)
+    unreadable_dirs, unreadable_files = _unreadable(policy, expanded["hidden"].paths,
+                                                    temp_dir)
+    locks = _worktree_locks(project, roots)
+    pinned = _pins((*r.read_only, *g.dirs, *g.files, *unreadable_dirs, *unreadable_files,
+                    *locks), roots)
+    watch = _watched(project, roots, r, g)
+    link_roots = (*roots, *((temp_dir,) if temp_dir else ()))
+    snapshot, held = _snapshot([p for p in r.read_only if p in r.git_trusted],
+                               [*g.dirs, *g.files])
+    return SandboxSpec(
+        project=project,
+        cwd=_real(cwd) if cwd else project,
+        read_roots=_read_roots(policy, roots),
+        writable=tuple(sorted((*roots, *w.create), key=lambda p: p.count("/"))),
+        private_dirs=tuple(p for p in w.private if os.path.isdir(p)),
+        pinned=tuple(p for p in pinned if p not in r.read_only),
+        read_only=tuple(dict.fromkeys(r.read_only)),
+        guard_dirs=tuple(dict.fromkeys(g.dirs)),
+        unreadable_dirs=tuple(dict.fromkeys(unreadable_dirs)),
+        unreadable_files=tuple(dict.fromkeys(unreadable_files)),
+        env_drop=(*profile.env_drop, *settings.env_drop),
+        env_keep=(*profile.env_keep, *settings.env_keep),
+        seccomp=profile.seccomp,
+        nested_namespaces=profile.nested_namespaces,
+        limits=limits or Limits(),
+        temp_dir=temp_dir,
+        temp_mounts=TEMP_MOUNTS if temp_dir else (),
+        watch=watch,
+        guard_files=tuple(dict.fromkeys(g.files)),
+        guard_parents=tuple(dict.fromkeys(g.parents)),
+        worktree_locks=locks,
+        gitfile_trees=tuple(_gitfile_trees(project, r.read_only)),
+        lock_reason=os.path.join(home, LOCK_REASON) if locks else None,
+        bwrap=settings.bwrap,
+        markers=tuple(marked),
+        markers_in=(project,) if project in roots else (),
+        home=home,
+        snapshot=snapshot,
+        held=held,
+        toolchain_dir=toolchains.cache_dir(policy),
+        create_roots=w.create,
+        refused_roots=w.refused,
+        hidden_tracked=tuple(gitindex.tracked(project, unreadable_files, unreadable_dirs)),
+        hidden_patterns=tuple(dict.fromkeys(p.anchored for p in secrets)),
+        protected_patterns=tuple(dict.fromkeys(
+            p.anchored for p in (*policy.protected, *write_patterns))),
+        pattern_roots=tuple(dict.fromkeys((project, *searched))),
+        links_before=tuple(dict.fromkeys(
+            link for p in watch for link in links_on_the_way(p, link_roots))),
+        kept_links=r.agent_links,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Writable:
+    """Step 1: where the command may write."""
+
+    roots: tuple[str, ...]  # existing writable roots, outer first
+    temps: tuple[str, ...]  # the host's temp dirs (unless `tmp: project`)
+    private: tuple[str, ...]  # `tmp: private`: replaced by empty ones
+    temp_dir: str | None  # `tmp: project`: the project's own, bound at /tmp
+    create: tuple[str, ...]  # configured roots that are missing: made before the run
+    refused: tuple[tuple[str, str], ...]  # configured roots not made, and why
+
+
+def _writable(policy: Policy, mode: Mode, write_patterns: list[PathPattern],
+              all_writes_denied: bool) -> _Writable:
+    """1. Writable roots: the project (not in plan mode, nor when every write is
+    denied), the host temp dirs only with `tmp: host`, and the configured roots."""
+    profile, settings = policy.profile, policy.settings
+    project, home = str(policy.project), str(policy.home)
     explicit = tuple(str(p) for p in settings.writable)
     # Each root as written too (`settings.WrittenPath`): one written through a link in a
     # writable root is refused (sandbox/spec/roots.py).
@@ -289,58 +377,96 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
     planted = planted_link(written, roots)
     if planted is not None:
         raise SetupError(t("setup.symlink", path=planted[0], link=planted[1]))
+    return _Writable(roots, tuple(temps), tuple(private), temp_dir, create, refused)
 
-    # 2. Read-only inside writable roots: protected paths, write-deny rules, what git
-    #    executes or trusts, and what the next `run` itself executes.
-    # Basename globs are looked for in the project and configured roots, not in the
-    # shared temp dirs (other programs' files; a walk there would be slow and moot).
-    searched = tuple(r for r in roots if r not in temps) or (project,)
-    read_patterns, _ = _rule_patterns(policy, (Tool.READ_FILE,))
-    secrets = [*policy.deny_read, *read_patterns]  # the profile's and settings' denyRead
-    marked: list[str] = []  # every `.git`, `.swifty` and `HEAD` in the walked trees
+
+def _expand(policy: Policy, write_patterns: list[PathPattern], secrets: list[PathPattern],
+            searched: tuple[str, ...], roots: tuple[str, ...], marked: list[str]
+            ) -> dict[str, Expansion]:
+    """The read-only and hidden patterns → existing paths, in one walk (`marked`: the
+    markers found on the way); a walk that cannot be complete refuses the run."""
+    project = str(policy.project)
     try:
-        expanded = expand({"read-only": [*policy.protected, *write_patterns],
-                           "hidden": secrets},
-                          tuple(dict.fromkeys((project, *searched))), follow=("hidden",),
-                          markers=MARKERS, marked=marked, strict=roots)
+        return expand({"read-only": [*policy.protected, *write_patterns],
+                       "hidden": secrets},
+                      tuple(dict.fromkeys((project, *searched))), follow=("hidden",),
+                      markers=MARKERS, marked=marked, strict=roots)
     except ExpansionTooLarge as e:
         raise SetupError(t("setup.too_large", path=e.path, limit=e.limit)) from e
     except Unsearchable as e:
         raise SetupError(t("setup.unsearchable", path=e.path, error=e.error.strerror)) from e
     except Unenforceable as e:
         raise SetupError(t("setup.root_glob", pattern=str(e))) from e
-    _refuse_unresolved(policy, [m for m in marked if m.endswith("/.git")])
-    git = gitfiles.protected(project, roots, [m for m in marked if m.endswith("/.git")],
-                             home, [m for m in marked if m.endswith("/HEAD")])
+
+
+@dataclass(frozen=True, slots=True)
+class _ReadOnly:
+    """Step 2: what stays read-only inside the writable roots, and why."""
+
+    read_only: list[str]
+    git: gitfiles.GitPaths
+    launchers: list[str]  # what the hooks run by name, inside a writable root
+    git_trusted: frozenset[str]  # what git, swifty or an agent reads or runs: snapshotted
+    agent_missing: list[str]  # what the agents' settings run that is missing: watched
+    agent_links: tuple[tuple[str, str], ...]  # links on the way to those: checked after
+
+
+def _read_only(policy: Policy, w: _Writable, by_rule_paths: tuple[str, ...],
+               marked: list[str]) -> _ReadOnly:
+    """2. Read-only inside writable roots: protected paths, write-deny rules
+    (`by_rule_paths`), what git executes or trusts, and what the next `run` and the
+    agents themselves execute."""
+    project, home, roots = str(policy.project), str(policy.home), w.roots
+    dot_gits = [m for m in marked if m.endswith("/.git")]
+    _refuse_unresolved(policy, dot_gits)
+    git = gitfiles.protected(project, roots, dot_gits, home,
+                             [m for m in marked if m.endswith("/HEAD")])
     # `.swifty` at any depth: a planted `pkg/.swifty` would be the policy of a later
     # session started in `pkg/`.
     policy_dirs = [m for m in marked if m.endswith("/.swifty")]
     launchers = [p for p in launcher_paths(os.environ.get("PATH"), project)
                  if _inside_any(p, roots)]  # what the hooks run by name (pathguard.py)
     agent_runs, agent_missing, agent_links = _agent_programs(project, home, roots)
-    trusted = trusted_paths(settings.bwrap)
-    candidates = [*expanded["read-only"].paths, *git.read_only, *policy_dirs, *trusted,
+    trusted = trusted_paths(policy.settings.bwrap)
+    candidates = [*by_rule_paths, *git.read_only, *policy_dirs, *trusted,
                   *(p for p in launchers if os.path.lexists(p)), *agent_runs]
     read_only = [p for p in dict.fromkeys(_mount_path(c, roots, resolved=c in trusted)
                                           for c in candidates) if p is not None]
-    by_rule = set(expanded["read-only"].paths)
+    by_rule = set(by_rule_paths)
     # What git, swifty or an agent reads or runs on the host: checked after the run too.
-    git_trusted = {*git.read_only, *policy_dirs, *agent_runs}
+    git_trusted = frozenset((*git.read_only, *policy_dirs, *agent_runs))
     _refuse_hard_links([p for p in read_only if p in by_rule],
                        [p for p in read_only if p in git_trusted])
-    temp_targets = [*private, *(TEMP_MOUNTS if temp_dir else ())]
+    temp_targets = [*w.private, *(TEMP_MOUNTS if w.temp_dir else ())]
     if project not in roots and _inside_any(project, (*roots, *temp_targets)):
         # Plan mode on a project that lives in /tmp: read-only, and visible through a
         # private /tmp too.
         read_only.insert(0, project)
-    # Missing protected paths are guarded, so that the command cannot create them: an
-    # empty read-only directory or file appears in their place during the run.
+    return _ReadOnly(read_only, git, launchers, git_trusted, agent_missing, agent_links)
+
+
+@dataclass(frozen=True, slots=True)
+class _Guards:
+    """Missing protected paths, guarded so that the command cannot create them: an
+    empty read-only directory or file appears in their place during the run."""
+
+    dirs: list[str]
+    files: list[str]
+    parents: list[str]  # missing parents of guarded home entries: made before the run
+    watch_agents: tuple[str, ...]  # agents' settings files: watched instead
+
+
+def _guards(policy: Policy, roots: tuple[str, ...], git: gitfiles.GitPaths,
+            launchers: list[str]) -> _Guards:
+    project = str(policy.project)
     guard: list[str] = []
     guard_files: list[str] = []
     missing = [(p.literal, p.text in PROTECTED_DIRS) for p in policy.protected
-               if p.literal is not None and p.text not in AGENT_SETTINGS]
+               if p.literal is not None and p.text not in AGENT_SETTINGS
+               and p.text not in UNGUARDED]
     watch_agents = tuple(p.literal for p in policy.protected if p.literal is not None
-                         and p.text in AGENT_SETTINGS and project in roots
+                         and ((p.text in AGENT_SETTINGS and project in roots)
+                              or (p.text in UNGUARDED and _inside_any(p.literal, roots)))
                          and not os.path.lexists(p.literal))
     # A protected home entry whose parent is missing too (`~/.config/git/config` with
     # no `~/.config`): the parents are made before the run (`guard_parents`), so that
@@ -361,17 +487,17 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
             raise SetupError(t("setup.symlink", path=path, link=link))
         guard_parents += parents
         (guard if is_dir else guard_files).append(path)
+    return _Guards(guard, guard_files, guard_parents, watch_agents)
 
-    # A project that is not a repository may become one (`git init`), but not one that
-    # runs code: a new `.git` is checked after the command (`gitfiles.untrusted`).
-    dot_git = os.path.join(project, ".git")
-    watch_repo = (dot_git,) if project in roots and not os.path.lexists(dot_git) else ()
 
-    # 3. Unreadable: the profile's and settings' denyRead, and ReadFile deny rules. A
-    #    symlink is hidden where it leads; so is each link inside a hidden directory.
+def _unreadable(policy: Policy, hidden: tuple[str, ...], temp_dir: str | None
+                ) -> tuple[list[str], list[str]]:
+    """3. Unreadable (directories, files): the profile's and settings' denyRead, and
+    ReadFile deny rules. A symlink is hidden where it leads; so is each link inside a
+    hidden directory."""
     unreadable_dirs: list[str] = []
     unreadable_files: list[str] = []
-    for path in _with_link_targets(_not_allowed(policy, expanded["hidden"].paths)):
+    for path in _with_link_targets(_not_allowed(policy, hidden)):
         real = _real(path)
         try:
             info = os.stat(real)
@@ -388,73 +514,53 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
             unreadable_files.append(real)
     if temp_dir is not None and os.path.isdir(os.path.dirname(temp_dir)):
         unreadable_dirs.append(os.path.dirname(temp_dir))  # other projects' temp files
-    hidden = [*unreadable_dirs, *unreadable_files]
-    locks = _worktree_locks(project, roots)
-    hidden_tracked = gitindex.tracked(project, unreadable_files, unreadable_dirs)
-    pinned = dict.fromkeys(a for p in (*read_only, *guard, *guard_files, *hidden, *locks)
-                           for a in _ancestors_below(p, roots))
+    return unreadable_dirs, unreadable_files
+
+
+def _pins(paths: Iterable[str], roots: tuple[str, ...]) -> dict[str, None]:
+    """Every ancestor of `paths` inside a writable root: bound onto itself, it cannot be
+    renamed (EBUSY). A link among them fails closed."""
+    pinned = dict.fromkeys(a for p in paths for a in _ancestors_below(p, roots))
     for path in pinned:
         link = first_link(path, roots)
         if link is not None:
             raise SetupError(t("setup.symlink", path=path, link=link))
+    return pinned
 
-    read_roots = None
-    if profile.read_roots is not None:
-        # Not resolved: `/lib64 -> usr/lib64` must stay at /lib64, where the dynamic
-        # linker is looked for; bwrap binds the target there.
-        listed = (expand_home(r, policy.home) for r in profile.read_roots)
-        read_roots = tuple(dict.fromkeys(
-            r for r in (*listed, project, *roots) if os.path.exists(r)))
 
-    watch = tuple(dict.fromkeys((*git.watch, *watch_repo, *watch_agents,
-                                 *(p for p in launchers if not os.path.lexists(p)),
-                                 *agent_missing)))
-    toolchain_dir = toolchains.cache_dir(policy)
-    link_roots = (*roots, *((temp_dir,) if temp_dir else ()))
-    links_before = tuple(dict.fromkeys(
-        link for p in watch for link in links_on_the_way(p, link_roots)))
-    snapshot, held = _snapshot([p for p in read_only if p in git_trusted],
-                               [*guard, *guard_files])
-    return SandboxSpec(
-        project=project,
-        cwd=_real(cwd) if cwd else project,
-        read_roots=read_roots,
-        writable=tuple(sorted((*roots, *create), key=lambda w: w.count("/"))),
-        private_dirs=tuple(p for p in private if os.path.isdir(p)),
-        pinned=tuple(p for p in pinned if p not in read_only),
-        read_only=tuple(dict.fromkeys(read_only)),
-        guard_dirs=tuple(dict.fromkeys(guard)),
-        unreadable_dirs=tuple(dict.fromkeys(unreadable_dirs)),
-        unreadable_files=tuple(dict.fromkeys(unreadable_files)),
-        env_drop=(*profile.env_drop, *settings.env_drop),
-        env_keep=(*profile.env_keep, *settings.env_keep),
-        seccomp=profile.seccomp,
-        nested_namespaces=profile.nested_namespaces,
-        limits=limits or Limits(),
-        temp_dir=temp_dir,
-        temp_mounts=TEMP_MOUNTS if temp_dir else (),
-        watch=watch,
-        guard_files=tuple(dict.fromkeys(guard_files)),
-        guard_parents=tuple(dict.fromkeys(guard_parents)),
-        worktree_locks=locks,
-        lock_reason=os.path.join(home, LOCK_REASON) if locks else None,
-        bwrap=settings.bwrap,
-        markers=tuple(marked),
-        markers_in=(project,) if project in roots else (),
-        home=home,
-        snapshot=snapshot,
-        held=held,
-        toolchain_dir=toolchain_dir,
-        create_roots=create,
-        refused_roots=refused,
-        hidden_tracked=tuple(hidden_tracked),
-        hidden_patterns=tuple(dict.fromkeys(p.anchored for p in secrets)),
-        protected_patterns=tuple(dict.fromkeys(
-            p.anchored for p in (*policy.protected, *write_patterns))),
-        pattern_roots=tuple(dict.fromkeys((project, *searched))),
-        links_before=links_before,
-        kept_links=agent_links,
-    )
+def _read_roots(policy: Policy, roots: tuple[str, ...]) -> tuple[str, ...] | None:
+    """What a profile that limits reads leaves readable (None: everything)."""
+    if policy.profile.read_roots is None:
+        return None
+    # Not resolved: `/lib64 -> usr/lib64` must stay at /lib64, where the dynamic
+    # linker is looked for; bwrap binds the target there.
+    listed = (expand_home(r, policy.home) for r in policy.profile.read_roots)
+    return tuple(dict.fromkeys(
+        r for r in (*listed, str(policy.project), *roots) if os.path.exists(r)))
+
+
+def _watched(project: str, roots: tuple[str, ...], r: _ReadOnly, g: _Guards
+             ) -> tuple[str, ...]:
+    """Missing files git, the hooks or an agent would trust, checked after the run. A
+    project that is not a repository may become one (`git init`), but not one that
+    runs code: a new `.git` is checked after the command (`gitfiles.untrusted`)."""
+    dot_git = os.path.join(project, ".git")
+    watch_repo = (dot_git,) if project in roots and not os.path.lexists(dot_git) else ()
+    return tuple(dict.fromkeys((*r.git.watch, *watch_repo, *g.watch_agents,
+                                *(p for p in r.launchers if not os.path.lexists(p)),
+                                *r.agent_missing)))
+
+
+def _gitfile_trees(project: str, read_only: list[str]) -> list[str]:
+    out = []
+    for path in read_only:
+        tree = os.path.dirname(path)
+        if path.endswith("/.git") and tree != project and os.path.isfile(path) and \
+                not os.path.islink(path):
+            with contextlib.suppress(OSError):
+                if any(name != ".git" for name in os.listdir(tree)):
+                    out.append(tree)
+    return out
 
 
 def _worktree_locks(project: str, roots: tuple[str, ...]) -> tuple[str, ...]:

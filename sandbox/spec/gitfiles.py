@@ -251,7 +251,18 @@ def protected(project: str, roots: tuple[str, ...], dot_gits: Iterable[str] = ()
     for config in (os.path.join(home, ".gitconfig"), os.path.join(xdg, "git", "config")):
         if os.path.isfile(config):
             configs.append((config, project))
-    # Paths the configuration names: the hooks directory and included files.
+    _named_by_config(configs, home, read_only, guard, watch)
+
+    def keep(paths: dict[str, None]) -> tuple[str, ...]:
+        return tuple(p for p in paths if _inside(p, roots))
+
+    return GitPaths(keep(read_only), keep(guard), keep(guard_files), keep(watch))
+
+
+def _named_by_config(configs: list[tuple[str, str]], home: str, read_only: dict[str, None],
+                     guard: dict[str, None], watch: dict[str, None]) -> None:
+    """Paths the configuration (config file, work tree) names: the hooks directory and
+    included files (followed), added to what is read-only, guarded or watched."""
     pending = list(configs)
     done: set[str] = set()
     while pending:
@@ -274,11 +285,6 @@ def protected(project: str, roots: tuple[str, ...], dot_gits: Iterable[str] = ()
                 pending.append((included, worktree))
             else:
                 watch[included] = None
-
-    def keep(paths: dict[str, None]) -> tuple[str, ...]:
-        return tuple(p for p in paths if _inside(p, roots))
-
-    return GitPaths(keep(read_only), keep(guard), keep(guard_files), keep(watch))
 
 
 # What `git init`, `git clone`, `cargo new`, `npm init` and friends write into a new

@@ -45,6 +45,14 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "the system refused an operation: {error}",
         "系统拒绝了一项操作：{error}",
     ),
+    "cli.no_processes": (
+        "the system could not start another process ({error}): a cap on processes was "
+        "reached — inside a sandbox its own (`--max-processes N`, "
+        "`sandbox.limits.processes`; `unlimited` lifts it), else the user's (`ulimit -u`)",
+        "系统无法再启动进程（{error}）：已达到进程数上限——在沙箱内是沙箱的上限"
+        "（`--max-processes N`、`sandbox.limits.processes`；`unlimited` 取消上限），"
+        "否则是用户的上限（`ulimit -u`）",
+    ),
     "cli.error": ("error: {message}", "错误：{message}"),
     "cli.warning": ("warning: {message}", "警告：{message}"),
     "warm.lost": (

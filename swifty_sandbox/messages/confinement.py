@@ -19,6 +19,14 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "（`sudo apt-get install libseccomp2`）；"
         "运行 `swifty-sandbox doctor` 查看详情。命令未运行。",
     ),
+    "setup.process_cap_too_low": (
+        "cannot confine the command: the cap of {processes} processes leaves none for the "
+        "sandbox itself ({error}). Raise it with `--max-processes N` or "
+        "`sandbox.limits.processes` (`unlimited` lifts it). The command did not run.",
+        "无法限制该命令：{processes} 个进程的上限连沙箱本身都不够（{error}）。可用 "
+        "`--max-processes N` 或 `sandbox.limits.processes` 提高上限（`unlimited` 取消上限）。"
+        "命令未运行。",
+    ),
     "setup.bwrap_failed": (
         "cannot confine the command: bubblewrap could not create the sandbox ({error}). "
         "User namespaces may be disabled here (Ubuntu 24.04+: an AppArmor profile for bwrap "

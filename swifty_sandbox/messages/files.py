@@ -21,6 +21,11 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "cannot read the file: it is not UTF-8 text (byte {byte})",
         "无法读取文件：它不是 UTF-8 文本（字节 {byte}）",
     ),
+    "file.control_char": (
+        "cannot read the file: it holds the control character {code}, which YAML does not "
+        "allow",
+        "无法读取文件：其中含有 YAML 不允许的控制字符 {code}",
+    ),
     "file.nul": (
         "`{key}` contains a NUL character, which no path, name or pattern can hold",
         "`{key}` 含有 NUL 字符，任何路径、名称或模式都不能包含它",

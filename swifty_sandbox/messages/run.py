@@ -11,6 +11,13 @@ MESSAGES: dict[str, tuple[str, str]] = {
     ),
     "run.reason_created": ("it did not exist before the command", "命令运行前它并不存在"),
     "run.reason_link": ("a link into the command's own /tmp", "指向该命令自身 /tmp 的链接"),
+    "run.tree_removed": (
+        "the command removed everything in {path} but its git file, which is read-only "
+        "inside the sandbox; it and the directory were removed after the command, so the "
+        "tree is gone as the command meant (`git worktree prune` forgets a worktree).",
+        "该命令删除了 {path} 中除 git 文件外的所有内容（该文件在沙箱内只读）；"
+        "命令结束后已删除它和该目录，使该目录如命令所愿被移除"
+        "（`git worktree prune` 可清除工作树记录）。"),
     "run.worktree_locked": (
         "swifty-sandbox: inside the sandbox this worktree's git files are read-only, so "
         "removing or moving it would stop half-way and leave a half-deleted tree. Do not "
@@ -67,6 +74,20 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "together). Raise it with `--max-memory SIZE` or `sandbox.limits.memory`.",
         "命令已被终止：它（所有进程合计）达到了 {size} 的内存上限。可用 `--max-memory SIZE` "
         "或 `sandbox.limits.memory` 提高上限。",
+    ),
+    "run.process_cap": (
+        "The command could not start more processes: it reached the cap of {processes} "
+        "processes (all its processes and threads together). Raise it with "
+        "`--max-processes N` or `sandbox.limits.processes` (`unlimited` lifts it).",
+        "命令无法再启动进程：它达到了 {processes} 个进程的上限（所有进程和线程合计）。可用 "
+        "`--max-processes N` 或 `sandbox.limits.processes` 提高上限（`unlimited` 取消上限）。",
+    ),
+    "run.process_cap_likely": (
+        "The command could not start more processes: it has most likely reached the cap of "
+        "{processes} processes (all its processes and threads together). Raise it with "
+        "`--max-processes N` or `sandbox.limits.processes` (`unlimited` lifts it).",
+        "命令无法再启动进程：它很可能达到了 {processes} 个进程的上限（所有进程和线程合计）。可用 "
+        "`--max-processes N` 或 `sandbox.limits.processes` 提高上限（`unlimited` 取消上限）。",
     ),
     "run.unconfined": (
         "WARNING: running UNCONFINED (sandbox off): no file-system, network or process "

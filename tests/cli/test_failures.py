@@ -179,3 +179,24 @@ def test_run_options_end_at_the_program(project: Path) -> None:
         done = subprocess.run([str(SWIFTY), "run", "--project", str(project), *args],
                               capture_output=True, timeout=180, check=False)
         assert (done.returncode, done.stdout) == (0, b"--json -x\n"), done.stderr
+
+
+@pytest.mark.bwrap  # run again as an unprivileged user by scripts/test
+@pytest.mark.skipif(os.geteuid() == 0, reason="root has no RLIMIT_NPROC to run out of")
+@pytest.mark.parametrize("sandbox", ["auto", "off"])
+def test_no_process_left_to_start_says_which_cap_and_how_to_lift_it(
+        project: Path, sandbox: str) -> None:
+    """Inside a sandbox at its cap (or at the user's own limit) swifty-sandbox cannot
+    fork: the message says a cap on processes was reached and how to lift it, not only
+    that the system refused an operation."""
+    args = ("run", "--project", str(project), "--sandbox", sandbox,
+            "--mode", "bypassPermissions", "--", "true")
+    done = subprocess.run(["prlimit", "--nproc=1:1", str(SWIFTY), *args],
+                          capture_output=True, timeout=120, check=False,
+                          env={**os.environ, "SWIFTY_DAEMON": "off"})
+    err = done.stderr.decode()
+    assert done.returncode == 2 and "Traceback" not in err, err
+    assert "cap on processes" in err and "--max-processes" in err and "ulimit -u" in err
+    control = subprocess.run([str(SWIFTY), *args], capture_output=True, timeout=120,
+                             check=False, env={**os.environ, "SWIFTY_DAEMON": "off"})
+    assert control.returncode == 0, control.stderr.decode()

@@ -577,3 +577,23 @@ def test_user_settings_where_the_config_dir_variable_puts_them(
         out = output(hook(Agent.CLAUDE_CODE, claude(
             project, "Write", {"file_path": str(path), "content": "{}"}, "bypassPermissions")))
         assert out["hookSpecificOutput"]["permissionDecision"] == "deny", path
+
+
+def test_claude_glob_whose_pattern_leaves_its_path(project: Path, home: Path) -> None:
+    """Glob lists names from where its pattern leads: `../../.ssh/*` from the project is
+    a listing of ~/.ssh, decided as such (the control: the same Glob inside is allowed)."""
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_ed25519").write_text("k")
+
+    def glob(pattern: str) -> dict[str, Any]:
+        out = output(hook(Agent.CLAUDE_CODE, claude(project, "Glob", {
+            "pattern": pattern, "path": str(project)})))["hookSpecificOutput"]
+        assert isinstance(out, dict)
+        return out
+
+    assert glob("**/*.py")["permissionDecision"] == "allow"
+    for pattern in ("../../.ssh/*", "../../**/id_*", f"{home}/.ssh/*", "src/../../../*"):
+        answer = glob(pattern)
+        assert answer["permissionDecision"] == "deny", pattern
+        assert ".ssh" in answer["permissionDecisionReason"], pattern
+    assert glob("/etc/*")["permissionDecision"] != "allow"  # outside: as Read there

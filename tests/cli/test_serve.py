@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -112,6 +113,33 @@ def test_bad_lines_get_errors(agent: Agent) -> None:
                                "message": "Expecting value: line 1 column 1 (char 0)"}
     agent.send(id=2, tool="Bash", command="true")
     assert agent.receive()["exit_code"] == 0
+
+
+@pytest.mark.parametrize(("line", "id_"), [
+    ('{"id": 7, "tool": "Bash", "command": "\\ud800"}', 7),
+    ('{"id": "a", "tool": "Bash", "command": "\\udfff x"}', "a"),
+    ('{"id": [1, "b"], "tool": "ReadFile", "path": "\\ud800"}', [1, "b"]),
+    ('{"id": 3, "tool": "Bash", "timeout": NaN, "command": "true"}', 3),
+    ('{"id": "\\ud800", "tool": "Bash", "command": "true"}', None),  # no id to echo
+])
+def test_a_bad_line_with_a_readable_id_is_answered_under_that_id(
+        agent: Agent, line: str, id_: object) -> None:
+    """The agent waits for an answer with its request's id: `"id": null` would leave it
+    waiting forever."""
+    assert agent.proc.stdin is not None
+    agent.proc.stdin.write(line + "\n")
+    agent.proc.stdin.flush()
+    answer = agent.receive()
+    assert (answer["id"], answer["type"]) == (id_, "error"), answer
+
+
+def test_a_line_with_a_readable_id_but_bytes_that_are_not_utf8(project: Path) -> None:
+    script = Path(sys.executable).with_name("swifty-sandbox")
+    lines = b'{"id": 5, "tool": "Bash", "command": "\xff"}\n{"id": "\xff", "x": 1}\n'
+    done = subprocess.run([str(script), "serve", "--project", str(project)], input=lines,
+                          capture_output=True, timeout=60, check=True)
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [(a["id"], a["type"]) for a in answers] == [(5, "error"), (None, "error")]
 
 
 def test_a_broken_rule_file_fails_closed(agent: Agent, project: Path) -> None:
@@ -378,3 +406,31 @@ def test_what_the_server_sends_matches_the_schemas(project: Path) -> None:
             jsonschema.validate(message, found[kind])
     finally:
         agent.close()
+
+
+def test_a_hard_link_made_between_requests_is_seen(agent: Agent, project: Path,
+                                                   home: Path) -> None:
+    """A long-lived serve asks for the hidden files' other names on each request: one
+    made after an earlier request (which had listed them) is refused all the same."""
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_rsa").write_text("SECRET\n")
+    (project / "a.txt").write_text("a")
+    os.link(project / "a.txt", project / "b.txt")  # linked, hiding nothing
+    agent.send(id=1, tool="ReadFile", path="b.txt")
+    first = agent.receive()
+    assert first["decision"]["effect"] == "allow"  # type: ignore[index]
+    os.link(home / ".ssh" / "id_rsa", project / "key.txt")
+    agent.send(id=2, tool="ReadFile", path="key.txt")
+    second = agent.receive()
+    assert second["decision"]["effect"] == "deny", second  # type: ignore[index]
+    assert "hard link" in second["decision"]["reason"]  # type: ignore[index]
+
+
+def test_a_file_result_names_where_the_kernel_lands(agent: Agent, project: Path,
+                                                    home: Path) -> None:
+    (project / "a").mkdir()
+    (project / "a" / "b").symlink_to("../..")  # a/b is home/code, a/b/.. is home
+    agent.send(id=1, tool="ReadFile", path="a/b/../code/app/notes.md")
+    result = agent.receive()
+    assert result["path"] == str(project / "notes.md"), result  # not a/code/app/notes.md
+    assert os.path.realpath(project / "a/b/../code/app/notes.md") == result["path"]

@@ -327,6 +327,8 @@ SCRIPT_CASES = [
     # An interpreter and a script, relative to the project.
     (".claude/settings.local.json", _hook("python3 tools/check.py --strict"),
      "tools/check.py"),
+    # After a `cd`, relative to that directory.
+    (".claude/settings.json", _hook("cd tools && ./lint.sh"), "tools/lint.sh"),
     # The status line and a helper.
     (".claude/settings.json", {"statusLine": {"type": "command",
                                               "command": "bash scripts/status.sh"}},
@@ -472,3 +474,49 @@ def test_a_worktree_is_not_left_half_removed(
     assert "outside the sandbox" in result.stderr
     assert git(worktree, "status", "--porcelain") == ""
     assert "locked" not in git(repo, "worktree", "list", "--porcelain")  # not after it
+
+
+@pytest.mark.parametrize("name", [".claude/settings.json", ".claude/hooks/guard.sh",
+                                  ".claude/CLAUDE.md", ".codex/config.toml",
+                                  ".gemini/settings.json", ".cursor/hooks.json",
+                                  ".claude.json"])
+@pytest.mark.parametrize("exists", [True, False])
+def test_the_agents_own_folders_in_a_writable_home(
+        attack: Attack, home: Path, name: str, exists: bool) -> None:
+    """Next variant: `sandbox.writable: ["~"]` also made the agents' user settings,
+    their hook scripts and instructions writable — run or read on the host at the
+    agent's next start. Read-only where they exist, guarded or watched where not."""
+    (home / ".swifty").mkdir()
+    (home / ".swifty" / "config.yaml").write_text("sandbox: {writable: [\"~\"]}\n")
+    target = home / name
+    top = home / name.split("/")[0]
+    original = "{}\n"
+    if exists:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(original)
+
+    def reset() -> None:
+        if exists:
+            target.write_text(original)
+        else:
+            _reset(top)()
+
+    attack(f"mkdir -p {target.parent} && echo 'touch /tmp/pwned' > {target}",
+           lambda: target.exists() and "pwned" in target.read_text(), reset)
+
+
+def test_a_worktree_removed_with_rm_is_gone_entirely(
+        confined: Callable[..., RunResult], unconfined: Callable[..., RunResult],
+        repo: Path, worktree: Path) -> None:
+    """Next variant: `rm -rf wt` deletes everything but the read-only gitfile (and
+    the pinned directory): an empty directory with a gitfile was left, which host git
+    takes for a worktree with every file deleted. The mover finishes the removal, as
+    unconfined: host git sees a prunable worktree, not a dirty one."""
+    unconfined("rm -rf wt")
+    assert not worktree.exists()
+    git(repo, "worktree", "prune")
+    git(repo, "worktree", "add", "-q", "wt", "w")
+    result = confined("rm -rf wt")
+    assert not worktree.exists(), result
+    assert "removed" in result.stderr
+    assert "prunable" in git(repo, "worktree", "list", "--porcelain")

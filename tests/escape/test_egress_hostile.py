@@ -172,8 +172,9 @@ def test_a_request_pipelined_through_the_proxy_reaches_no_other_host(
         project: Path, home: Path, outside_temp: Path) -> None:
     """A front on the host's loopback that ignores `Connection: close` and serves each
     request by its Host: a confined command allowed to reach it sent a second request
-    behind the first, for another of its hosts, and the proxy relayed it unparsed.
-    The control: the same bytes from outside reach `internal.test`."""
+    behind the first, for another of its hosts, and the proxy relayed it unparsed; and
+    then inside a CONNECT tunnel to that front. The control: the same bytes from
+    outside reach `internal.test`."""
     script = outside_temp / "pipeline.py"
     script.write_text(PIPELINER)
     front = Front()
@@ -189,6 +190,14 @@ def test_a_request_pipelined_through_the_proxy_reaches_no_other_host(
         result = box.run([sys.executable, "-I", str(script), "127.0.0.1", "3128", request])
         assert result.exit_code == 0, result.stderr
         assert result.stdout.startswith("1 answer"), result.stdout
+        assert front.hosts == [f"127.0.0.1:{front.port}".encode()], front.hosts
+        # the next variant: the same two requests inside a CONNECT tunnel to the front
+        front.hosts.clear()
+        tunnel = (f"CONNECT 127.0.0.1:{front.port} HTTP/1.1\r\n\r\n"
+                  + request.replace(f"http://127.0.0.1:{front.port}", ""))
+        result = box.run([sys.executable, "-I", str(script), "127.0.0.1", "3128", tunnel])
+        assert result.exit_code == 0, result.stderr
+        assert result.stdout.startswith("2 answer"), result.stdout  # established + one
         assert front.hosts == [f"127.0.0.1:{front.port}".encode()], front.hosts
     finally:
         front.close()

@@ -115,6 +115,29 @@ def test_a_lower_cap_from_the_user(confined: Runner, forker: Path) -> None:
     assert 50 <= made < 64 and peak <= 64 and left == 0, (result, peak)
 
 
+def test_hitting_the_cap_says_so_and_how_to_lift_it(confined: Runner) -> None:
+    """A shell that cannot fork says only "Cannot fork": the run adds which cap was hit
+    and how to raise it (from the cgroup's count, or the failure an rlimit leaves)."""
+    storm = "for i in 1 2 3 4 5 6 7 8 9 10 11 12; do sleep 1 & done; wait"
+    result = confined(["sh", "-c", storm], processes=6)
+    assert "cap of 6 processes" in result.stderr and "--max-processes" in result.stderr, \
+        result
+    control = confined(["sh", "-c", storm], processes=64)  # room for all of them
+    assert control.exit_code == 0 and "cap of" not in control.stderr, control
+
+
+def test_a_cap_too_low_for_the_sandbox_itself_says_so(project: Path, home: Path) -> None:
+    """bwrap needs processes of its own: a cap that leaves none is named (exit 125),
+    not taken for user namespaces being disabled."""
+    from swifty_sandbox import Sandbox
+
+    result = Sandbox(project, home=home).run(["true"], processes=1)
+    if result.exit_code != 0:  # under prlimit (inside bwrap's namespace) it may fit
+        assert result.exit_code == 125, result
+        assert "cap of 1 processes" in result.stderr and "--max-processes" in result.stderr
+        assert "User namespaces" not in result.stderr, result
+
+
 @pytest.mark.skipif("memory" not in cgroups.places(),
                     reason="no cgroup for the memory controller here: the memory cap "
                            "is RLIMIT_DATA per process (test_memory_cap)")

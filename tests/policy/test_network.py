@@ -104,6 +104,8 @@ def test_a_star_does_not_open_special_addresses() -> None:
     # RFC 8215 local-use NAT64: the IPv4 address inside sits where its operator's prefix
     # length puts it (here 127.0.0.1 under a /48, and 10.0.0.1 under a /64)
     "64:ff9b:1:7f00:1::", "64:ff9b:1:0:a:0:100::", "64:ff9b:1::8.8.8.8",
+    # Teredo: a relay takes it to its server's IPv4 address, or its client's (inverted)
+    "2001:0:7f00:1::", "2001:0:808:808:0:0:f5ff:fffe",
 ])
 def test_special_addresses(address: str) -> None:
     ip = ipaddress.ip_address(address)
