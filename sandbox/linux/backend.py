@@ -10,21 +10,29 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swifty_sandbox.messages import t
 from swifty_sandbox.policy.errors import ExitCode
+from swifty_sandbox.policy.limits import default_max_memory, default_max_processes, describe_memory
+from swifty_sandbox.policy.profile import load_profile
 
 from ..backend import Check, Host, Launch, Rendered
 from ..fsafe import open_dir
+from ..run.doctor import self_protection, userns_fix
 from ..run.launch import proxied
+from ..run.probe import bwrap_version, find_bwrap, read_sysctl, try_namespaces
 from ..spec.compiler import Limits, SandboxSpec, SetupError
+from . import cgroups
+from .bwrap import bwrap_argv
+from .caps import CapError, Caps, prepare, prlimit_path
+from .seccomp import SeccompUnavailable, export
 
 if TYPE_CHECKING:
     from swifty_sandbox.policy.profile import SeccompProfile
 
     from ..run.executor import Completed
-    from .caps import Caps
 
 
 class LinuxBackend:
@@ -35,9 +43,6 @@ class LinuxBackend:
         """bwrap's argv: the caps' cgroup join before it and prlimit inside, the
         seccomp filter in a memfd, the read-write binds from directory descriptors,
         bwrap's status pipe, the forwarder for a proxied run."""
-        from ..run.probe import find_bwrap
-        from .bwrap import bwrap_argv
-
         bwrap = find_bwrap(spec.bwrap)
         if bwrap is None and not host.dry:
             raise SetupError(t("setup.no_bwrap"))
@@ -66,12 +71,11 @@ class LinuxBackend:
                options: Mapping[str, object] | None = None, host: Host | None = None
                ) -> Rendered:
         if target == "bwrap":
-            import shlex
+            import shlex  # `compile --target bwrap` only
 
             with self.compile(spec, command, host or Host(dry=True)) as launch:
                 argv = launch.argv
             return Rendered(shlex.join(argv), {"target": target, "argv": argv})
-        from .seccomp import SeccompUnavailable, export
 
         try:  # libseccomp builds the filter: where it is missing (a Mac), say so
             data = export(spec.seccomp, pfc=target == "seccomp-pfc")
@@ -79,17 +83,12 @@ class LinuxBackend:
             raise SetupError(t("compile.no_seccomp", error=e)) from e
         if target == "seccomp-pfc":
             return Rendered(data.decode(), {"target": target, "pfc": data.decode()})
-        import base64
+        import base64  # `compile --target seccomp-bpf` only
 
         return Rendered(data, {"target": target,
                                "bpf_base64": base64.b64encode(data).decode()})
 
     def probe(self, configured_bwrap: str | None) -> list[Check]:
-        from pathlib import Path
-
-        from ..run.doctor import self_protection, userns_fix
-        from ..run.probe import bwrap_version, find_bwrap, read_sysctl, try_namespaces
-        from .seccomp import SeccompUnavailable, export
 
         root = os.getuid() == 0
         checks = [Check("user", True, t("doctor.user_root" if root else "doctor.user",
@@ -110,8 +109,6 @@ class LinuxBackend:
                     read_sysctl("kernel.unprivileged_userns_clone"))))
         checks.append(self_protection(configured_bwrap))
         try:
-            from swifty_sandbox.policy.profile import load_profile
-
             size = len(export(load_profile("default", Path.cwd()).seccomp))
             checks.append(Check("seccomp", True, t("doctor.seccomp_ok", size=size)))
         except (SeccompUnavailable, OSError) as e:
@@ -140,8 +137,6 @@ def _open_dir(path: str) -> int:
 def seccomp_bpf(profile: SeccompProfile) -> bytes:
     """The filter as BPF (for `Launch.data`); `SetupError` without libseccomp. Every
     Linux launcher loads this one (bwrap's `--seccomp`, a Landlock launcher's too)."""
-    from .seccomp import SeccompUnavailable, export
-
     try:
         return export(profile)
     except (SeccompUnavailable, OSError) as e:
@@ -152,14 +147,11 @@ def launch_caps(launch: Launch, limits: Limits) -> Caps:
     """The command's caps (`caps.outer` before the launcher, `caps.prefix` inside it),
     their cgroup removed when the launch ends, with a note when its memory cap killed a
     process."""
-    from .caps import CapError, prepare
-
     try:
         caps = prepare(limits, dry=launch.dry)
     except CapError as e:
         if not launch.dry:
             raise SetupError(str(e)) from e
-        from .caps import Caps
 
         caps = Caps()  # described: what this machine cannot enforce is run's to refuse
 
@@ -167,8 +159,6 @@ def launch_caps(launch: Launch, limits: Limits) -> Caps:
         capped = caps.processes_capped()  # the cgroup's count, before it is removed
         notes = ""
         if caps.close() and limits.memory_bytes:
-            from swifty_sandbox.policy.limits import describe_memory
-
             notes += t("run.memory_cap", size=describe_memory(limits.memory_bytes)) + "\n"
         if capped and limits.processes:
             notes += t("run.process_cap", processes=limits.processes) + "\n"
@@ -216,14 +206,6 @@ def _judged(bwrap: str, command: list[str], caps: Caps, cwd: str, limits: Limits
 def _caps(root: bool) -> Check:
     """How the default caps on processes and memory are enforced here (a missing
     process cap does not stop `run`: it is reported, not failed)."""
-    from swifty_sandbox.policy.limits import (
-        default_max_memory,
-        default_max_processes,
-        describe_memory,
-    )
-
-    from . import cgroups
-    from .caps import prlimit_path
 
     memory = describe_memory(default_max_memory())
     held = [c for c in ("pids", "memory") if c in cgroups.places()]

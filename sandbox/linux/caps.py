@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 from swifty_sandbox.messages import t
 
 from ..spec.compiler import Limits
+from . import cgroups
 
 if TYPE_CHECKING:
     from . import cgroups
@@ -102,7 +103,6 @@ def prepare(limits: Limits, *, dry: bool = False) -> Caps:
     held: frozenset[str] = frozenset()
     dirs: tuple[str, ...] = ()
     if os.geteuid() == 0:  # the kernel enforces no RLIMIT_NPROC for root: a cgroup
-        from . import cgroups
 
         if dry:
             dirs, held = cgroups.plan(processes, memory)

@@ -18,6 +18,7 @@ from functools import partial
 from swifty_sandbox.messages import t
 
 from ..backend import Check, Host, Launch, Rendered
+from ..run.doctor import self_protection
 from ..run.executor import Completed, execute
 from ..spec.compiler import TEMP_HOME, SandboxSpec, SetupError, ensure_temp_dir, scrub_env
 from .seatbelt import SANDBOX_EXEC, sandbox_exec_argv, seatbelt_profile
@@ -77,8 +78,6 @@ class MacosBackend:
         return _tmpdir(spec, scrub_env(environ, spec))
 
     def probe(self, configured_bwrap: str | None) -> list[Check]:
-        from ..run.doctor import self_protection
-
         checks = [Check("user", True, t("doctor.user", uid=os.getuid()))]
         found = os.access(SANDBOX_EXEC, os.X_OK)
         checks.append(Check("sandbox-exec", found, SANDBOX_EXEC if found

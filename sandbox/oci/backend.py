@@ -15,6 +15,9 @@ from swifty_sandbox.policy.paths import is_within
 
 from ..backend import Host, Rendered
 from ..spec.compiler import SandboxSpec
+from .bundle import write_bundle
+from .kubernetes import kubernetes_objects, seccomp_profile_path
+from .seccomp import oci_seccomp
 
 DEFAULT_IMAGE = "docker.io/library/debian:bookworm-slim"
 # What a bundle directory may already hold: a bundle written before.
@@ -46,8 +49,6 @@ class OciRenderer:
                ) -> Rendered:
         """`options`: `bundle` (a directory: the bundle for `oci`, the node's seccomp
         file for `kubernetes`), `image` (kubernetes)."""
-        from .seccomp import oci_seccomp
-
         options = options or {}
         bundle = options.get("bundle")
         bundle_dir = Path(str(bundle)) if bundle is not None else None
@@ -58,8 +59,6 @@ class OciRenderer:
         if not command:
             raise UsageError(t("oci.need_command"))
         if target == "oci":
-            from .bundle import write_bundle
-
             directory = checked_bundle(bundle_dir, spec, required=True)
             assert directory is not None
             config = write_bundle(directory, spec, command)
@@ -67,7 +66,6 @@ class OciRenderer:
                             {"target": target, "bundle": str(directory), "config": config})
         import yaml
 
-        from .kubernetes import kubernetes_objects, seccomp_profile_path
 
         profile = seccomp_profile_path(seccomp)
         objects = kubernetes_objects(spec, command,

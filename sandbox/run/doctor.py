@@ -8,9 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from swifty_sandbox.messages import t
+from swifty_sandbox.policy import find_project
+from swifty_sandbox.policy.paths import is_within
 
 from ..backend import Check, backend_for
 from ..spec.compiler import SetupError
+from ..spec.pathguard import trusted_paths
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,10 +59,6 @@ def diagnose(configured_bwrap: str | None = None) -> Report:
 def self_protection(configured_bwrap: str | None) -> Check:
     """Whether what `run` executes (its Python, its code, bwrap) lies in the project of
     the current directory, where commands may write: then it is mounted read-only."""
-    from swifty_sandbox.policy import find_project
-    from swifty_sandbox.policy.paths import is_within
-
-    from ..spec.pathguard import trusted_paths
 
     project = str(find_project(Path.cwd()))
     inside = [p for p in trusted_paths(configured_bwrap) if is_within(p, project)]

@@ -15,6 +15,8 @@ from typing import IO, TYPE_CHECKING
 
 from swifty_sandbox.messages import t
 
+from ..backend import Host, backend_for
+from ..fsafe import open_dir, open_dir_at
 from ..spec.compiler import (
     EXIT_SETUP,
     TEMP_MOUNTS,
@@ -24,12 +26,16 @@ from ..spec.compiler import (
     ensure_temp_dir,
     scrub_env,
 )
+from ..spec.roots import create
+from ..spec.toolchains import environment as toolchain_environment
+from .aftercare import after_run
+from .execfail import unconfined_failure
 from .executor import DEVNULL, Completed, execute
 
 if TYPE_CHECKING:
     from swifty_sandbox.policy.network import NetworkPolicy
 
-    from ..backend import Backend, Host, Launch
+    from ..backend import Backend, Launch
     from ..net.netproxy import Egress, HostAsk
 
 __all__ = ["EXIT_SETUP", "SetupError", "run_confined", "run_unconfined", "shell_argv"]
@@ -68,8 +74,6 @@ def run_confined(spec: SandboxSpec, command: Sequence[str], *,
     notes on stderr, then the backend's judgement (did its launcher start the
     command?). `network`: the allowlist of a proxied run (`netproxy`); None or empty:
     none. `SetupError` when the confinement cannot be set up: the command did not run."""
-    from ..backend import Host, backend_for
-
     host = Host(dict(os.environ if environ is None else environ), network=network,
                 ask_host=ask_host, terminals=inherited_terminals(stdin, capture))
     spec, prepared = prepare(spec, "")
@@ -116,8 +120,6 @@ def environment(spec: SandboxSpec, environ: Mapping[str, str]) -> dict[str, str]
     project's toolchain caches."""
     env = scrub_env(dict(environ), spec)
     if spec.toolchain_dir is not None:
-        from ..spec.toolchains import environment as toolchain_environment
-
         env.update(toolchain_environment(spec.toolchain_dir, spec.home, env))
     return env
 
@@ -125,8 +127,6 @@ def environment(spec: SandboxSpec, environ: Mapping[str, str]) -> dict[str, str]
 def _after_run(spec: SandboxSpec) -> str:
     """The after-run step's notes; it never fails the run (the command ran: say what
     was not checked)."""
-    from .aftercare import after_run
-
     try:
         return after_run(spec)
     except Exception as e:
@@ -146,6 +146,8 @@ def proxied(launch: Launch, host: Host, spec: SandboxSpec, command: Sequence[str
     """A proxied run (`host.network`): the command behind the forwarder, the egress
     proxy its companion (its socket handed to the forwarder), the proxy variables set,
     and the forwarder's interpreter readable under read roots."""
+    # Only a run with a network allowlist has a proxy: the others never load it
+    # (sockets, threads, the network policy's tables cost start-up time).
     from ..net.netproxy import Egress, forwarder_argv, interpreter_roots, proxy_env
 
     assert host.network is not None
@@ -268,8 +270,6 @@ def _lock_reason(spec: SandboxSpec) -> SandboxSpec:
 def _guard_parents(spec: SandboxSpec) -> None:
     """Make the missing parents of guarded home entries (`spec.guard_parents`), each
     from a descriptor that follows no link; the command does not run without them."""
-    from ..fsafe import open_dir, open_dir_at
-
     for path in spec.guard_parents:
         if os.path.isdir(path) and not os.path.islink(path):
             continue
@@ -296,8 +296,6 @@ def _missing_roots(spec: SandboxSpec, notes: str) -> tuple[SandboxSpec, str]:
     """Configured writable roots that do not exist: made now, or said why not."""
     lines = [t("run.root_refused", path=p, reason=why) for p, why in spec.refused_roots]
     if spec.create_roots:
-        from ..spec.roots import create
-
         made, failed = create(spec.create_roots)
         lines += made
         spec = dataclasses.replace(spec, writable=tuple(
@@ -314,7 +312,6 @@ def run_unconfined(command: Sequence[str], *, cwd: str, limits: Limits,
                        output_bytes=limits.output_bytes, stdin=stdin,
                        preexec=_rlimits(limits))
     except OSError as e:  # not found, not executable: 127 / 126, as shells say
-        from .execfail import unconfined_failure
 
         failed = unconfined_failure(e, command, cwd=cwd, path=os.environ.get("PATH"))
         if failed is None:

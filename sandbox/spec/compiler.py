@@ -25,7 +25,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from swifty_sandbox.messages import t
-from swifty_sandbox.policy import Effect, Mode, Policy, SwiftyError, Tool
+from swifty_sandbox.policy import Effect, Mode, Policy, Request, SwiftyError, Tool, decide
 from swifty_sandbox.policy.engine import temp_dirs
 from swifty_sandbox.policy.errors import ExitCode
 from swifty_sandbox.policy.paths import expand_home, is_within, project_digest, project_state_dir
@@ -41,6 +41,7 @@ from swifty_sandbox.policy.rules import PathPattern
 
 from ..fsafe import first_link, links_on_the_way
 from . import gitfiles, gitindex, toolchains
+from .agentexec import programs
 from .expand import Expansion, ExpansionTooLarge, Unenforceable, Unsearchable, expand
 from .pathguard import launcher_paths, trusted_paths
 from .roots import plan as roots_plan
@@ -591,8 +592,6 @@ def _agent_programs(project: str, home: str, roots: tuple[str, ...]) -> tuple[
     """What the agents' settings run that lies in a writable root (`agentexec`): the
     existing files (read-only), the missing ones (watched), and the links on the way
     (checked after the run; the file they lead to is read-only)."""
-    from .agentexec import programs
-
     existing: list[str] = []
     missing: list[str] = []
     links: list[tuple[str, str]] = []
@@ -616,8 +615,6 @@ def _not_allowed(policy: Policy, paths: tuple[str, ...]) -> tuple[str, ...]:
     """The hidden paths, less those a `ReadFile` request would be allowed: an exception
     written below a deny in the same file (`ReadFile(.env.example)` allow after
     `ReadFile(*.env*)` deny) holds inside the sandbox as it does for the file tools."""
-    from swifty_sandbox.policy import Request, decide
-
     if not any(r.effect is Effect.ALLOW and r.applies_to(Tool.READ_FILE)
                for layer in policy.layers for r in layer.rules):
         return paths  # no exception anywhere: every hidden path stays (the usual case)
