@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from swifty_sandbox.messages import t
-from swifty_sandbox.policy import find_project
+from swifty_sandbox.policy import SwiftyError, find_project
 from swifty_sandbox.policy.audit import (
     ERROR,
     WARNING,
@@ -24,6 +24,7 @@ from swifty_sandbox.policy.audit import (
 from swifty_sandbox.policy.errors import ExitCode
 from swifty_sandbox.policy.limits import describe_memory
 from swifty_sandbox.sandbox.agents import Sandbox
+from swifty_sandbox.sandbox.agents.effective import hidden_tracked_rules, settings
 
 from .common import echo_json, json_option, project_option, reports_errors
 from .sarif import to_sarif
@@ -70,9 +71,6 @@ def audit_command(fmt: str, as_json: bool, strict: bool, project: Path | None,
 def hidden_tracked_findings(root: Path, files: list[Path]) -> list[Finding]:
     """`hidden-tracked`: a ReadFile deny rule of an audited file hides a file git
     tracks (git inside then shows a change it cannot diff or commit)."""
-    from swifty_sandbox.policy import SwiftyError
-    from swifty_sandbox.sandbox.agents.effective import hidden_tracked_rules
-
     audited = {os.path.realpath(f) for f in files}
     try:
         hits = hidden_tracked_rules(Sandbox(root))
@@ -104,7 +102,6 @@ def policy_show(project: Path | None, as_json: bool) -> None:
             rows.append({"layer": layer.scope.value, "file": rule.file, "line": rule.line,
                          "rule": rule.text, "effect": rule.effect.value,
                          "shadowed_by": f"{by.text} (line {by.line})" if by else None})
-    from swifty_sandbox.sandbox.agents.effective import settings
 
     effective = settings(box)
     if as_json:

@@ -14,11 +14,16 @@ from pathlib import Path
 
 from swifty_sandbox.messages import t
 
+from .analysis import analyse
+from .blacklist import check
 from .commands import INTERPRETERS
 from .errors import PolicyFileError
 from .files import CONFIG_FILE, PolicyFiles
+from .netconfig import wide_entries
+from .programs import builtin_table
 from .rulefiles import names_outside, parse_rules
 from .rules import Rule
+from .settings import config_layer, user_settings
 from .types import Effect, Request, Scope, Tool
 from .yamlnodes import Source, read_source
 
@@ -106,8 +111,6 @@ def audit(paths: Iterable[Path], project: Path, home: Path) -> list[Finding]:
 
 
 def _audit_config(source: Source, path: Path, files: PolicyFiles) -> list[Finding]:
-    from .settings import config_layer, user_settings
-
     # Judged as the loader judges it: against the user's own settings.
     committed = files.is_committed(path)
     try:
@@ -115,7 +118,6 @@ def _audit_config(source: Source, path: Path, files: PolicyFiles) -> list[Findin
                                    user=user_settings(files) if committed else None)
     except PolicyFileError as e:
         return [from_error(e)]
-    from .netconfig import wide_entries
 
     return [*(Finding("project-loosens", WARNING, source.name, 1, 1, w,
                       t("audit.project-loosens.hint")) for w in warnings),
@@ -201,9 +203,6 @@ def shadowing(rules: tuple[Rule, ...]) -> dict[int, Rule]:
 
 @functools.lru_cache(maxsize=4096)
 def _blacklisted(command: str) -> bool:
-    from .analysis import analyse
-    from .blacklist import check
-
     return check(list(analyse(Request.bash(command)).invocations), "/home/u") is not None
 
 
@@ -247,8 +246,6 @@ def _protected_samples(project: Path, home: Path) -> tuple[str, ...]:
 def _runs_code(words: list[str]) -> bool:
     """`Bash(make *)`, `Bash(npm run *)`, `Bash(npm *)`: the program's ordinary
     behaviour (per `programs.yaml`) already runs code the project or its packages hold."""
-    from .programs import builtin_table
-
     program = builtin_table().programs.get(words[0].rsplit("/", 1)[-1])
     runs_code = program.runs_code if program is not None else False
     if isinstance(runs_code, bool):

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from swifty_sandbox.messages import t
 
 from .commands import name as program_name
+from .files import PolicyFiles
 from .yamlnodes import Source, compose, fail, is_null, mapping, read_source, string, string_list
 
 if TYPE_CHECKING:
@@ -361,8 +362,6 @@ def _from_data(data: Any) -> Table:
 @functools.cache
 def load_table(home: Path) -> Table:
     """The built-in table extended by `~/.swifty/programs.yaml`."""
-    from .files import PolicyFiles
-
     source = read_source(PolicyFiles(home, home).programs)
     return builtin_table() if source is None else parse_table(source, builtin_table())
 

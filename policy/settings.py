@@ -165,7 +165,8 @@ def _any_kept(value: tuple[str, ...], mine: object, project: Path) -> bool:
 
 def _network(source: Source, key: str, node: yaml.Node, project: Path, home: Path
              ) -> tuple[str, ...]:
-    from .netconfig import network_entries  # each entry checked at its own line
+    # Here, not at the top: a config without `network:` never loads the network tables.
+    from .netconfig import network_entries
 
     return network_entries(source, key, node)
 
@@ -173,7 +174,7 @@ def _network(source: Source, key: str, node: yaml.Node, project: Path, home: Pat
 def _not_the_user_s(entry: str, mine: tuple[str, ...], project: Path) -> bool:
     """A committed `network.allow` entry the user's own config does not allow already:
     a repository may narrow network access (its list replaces the user's), never widen."""
-    from .network import project_allow
+    from .network import project_allow  # as above: only a `network:` entry needs it
 
     return bool(project_allow(mine, [entry]))
 

@@ -22,7 +22,6 @@ from swifty_sandbox.messages import t
 
 from .errors import PolicyFileError, StoreError
 from .files import PolicyFiles
-from .network import expand
 from .rulefiles import parse_rules
 from .settings import config_layer
 from .types import Effect, Scope
@@ -146,6 +145,8 @@ def add_allowed_host(files: PolicyFiles, entry: str) -> bool:
     keeping every comment and line; False when it is there already. Refuses
     (StoreError) a file whose shape it cannot extend by inserting lines, a symlink, or
     a result that does not read back as valid settings."""
+    from .network import expand  # here: `check` and `run` never load the network tables
+
     path = files.config(Scope.USER)
     expand([entry])  # never write an entry the reader would refuse
     try:

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import assert_never
 
+from swifty_sandbox.messages import t
+
 
 class Tool(enum.StrEnum):
     BASH = "Bash"
@@ -144,8 +146,6 @@ class Request:
         # request could only fail later, at a worse place.
         if any("\0" in text for text in (self.command or "", self.path or "",
                                          *(self.argv or ()))):
-            from swifty_sandbox.messages import t
-
             raise ValueError(t("request.nul"))
 
     @classmethod

@@ -34,9 +34,11 @@ from swifty_sandbox.policy.engine import Host
 from swifty_sandbox.policy.errors import ExitCode
 from swifty_sandbox.policy.limits import default_max_memory, default_max_processes
 from swifty_sandbox.policy.paths import is_within
+from swifty_sandbox.policy.store import add_allowed_host, add_rules
 
 if TYPE_CHECKING:
     from swifty_sandbox.policy.network import NetworkPolicy
+
 
 from ..run.executor import DEVNULL, EXIT_TIMEOUT, Completed
 from ..run.launch import run_confined, run_unconfined, shell_argv
@@ -161,6 +163,7 @@ class Sandbox:
         allow, deny = (*settings.network_allow, *self.allow_net), settings.network_deny
         if not allow and not deny:
             return None
+        # The network policy's tables cost start-up time a run without `network:` skips.
         from swifty_sandbox.policy.network import NetworkEntryError, build
 
         try:
@@ -170,8 +173,6 @@ class Sandbox:
 
     def always_allow_host(self, entry: str) -> bool:
         """Add a network.allow entry to the user's own config (`~/.swifty/config.yaml`)."""
-        from swifty_sandbox.policy.store import add_allowed_host
-
         return add_allowed_host(self.policy.files, entry)
 
     @property
@@ -207,8 +208,6 @@ class Sandbox:
     def always_allow(self, request: RequestLike) -> list[str]:
         """Record "always allow" for the request in the local rule file; returns the
         rules added. The policy is reloaded, so the next check sees them."""
-        from swifty_sandbox.policy.store import add_rules, local_rules_path
-
         rules = suggest_rules(self.policy, as_request(request))
         added = add_rules(local_rules_path(self.policy.project, self.policy.home), rules,
                           Effect.ALLOW,
@@ -347,7 +346,7 @@ class Sandbox:
         def answer(host: str, port: int) -> bool:
             said = ask(host, port)
             if said is Answer.ALWAYS:
-                from ..net.netproxy import suggestion
+                from ..net.netproxy import suggestion  # only an asked host loads the proxy
 
                 entry = suggestion(host, port)
                 try:

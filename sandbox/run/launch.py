@@ -15,7 +15,6 @@ from typing import IO, TYPE_CHECKING
 
 from swifty_sandbox.messages import t
 
-from ..backend import Host, backend_for
 from ..fsafe import open_dir, open_dir_at
 from ..spec.compiler import (
     EXIT_SETUP,
@@ -28,14 +27,12 @@ from ..spec.compiler import (
 )
 from ..spec.roots import create
 from ..spec.toolchains import environment as toolchain_environment
-from .aftercare import after_run
-from .execfail import unconfined_failure
 from .executor import DEVNULL, Completed, execute
 
 if TYPE_CHECKING:
     from swifty_sandbox.policy.network import NetworkPolicy
 
-    from ..backend import Backend, Launch
+    from ..backend import Backend, Host, Launch
     from ..net.netproxy import Egress, HostAsk
 
 __all__ = ["EXIT_SETUP", "SetupError", "run_confined", "run_unconfined", "shell_argv"]
@@ -74,6 +71,10 @@ def run_confined(spec: SandboxSpec, command: Sequence[str], *,
     notes on stderr, then the backend's judgement (did its launcher start the
     command?). `network`: the allowlist of a proxied run (`netproxy`); None or empty:
     none. `SetupError` when the confinement cannot be set up: the command did not run."""
+    # The seam and the after-run step load here, not at the top: `check` and `hook`
+    # import this module through the facade and never run a command (start-up time).
+    from ..backend import Host, backend_for
+
     host = Host(dict(os.environ if environ is None else environ), network=network,
                 ask_host=ask_host, terminals=inherited_terminals(stdin, capture))
     spec, prepared = prepare(spec, "")
@@ -127,6 +128,8 @@ def environment(spec: SandboxSpec, environ: Mapping[str, str]) -> dict[str, str]
 def _after_run(spec: SandboxSpec) -> str:
     """The after-run step's notes; it never fails the run (the command ran: say what
     was not checked)."""
+    from .aftercare import after_run  # see run_confined
+
     try:
         return after_run(spec)
     except Exception as e:
@@ -312,6 +315,7 @@ def run_unconfined(command: Sequence[str], *, cwd: str, limits: Limits,
                        output_bytes=limits.output_bytes, stdin=stdin,
                        preexec=_rlimits(limits))
     except OSError as e:  # not found, not executable: 127 / 126, as shells say
+        from .execfail import unconfined_failure  # only a command that did not start
 
         failed = unconfined_failure(e, command, cwd=cwd, path=os.environ.get("PATH"))
         if failed is None:

@@ -41,7 +41,6 @@ from swifty_sandbox.policy.rules import PathPattern
 
 from ..fsafe import first_link, links_on_the_way
 from . import gitfiles, gitindex, toolchains
-from .agentexec import programs
 from .expand import Expansion, ExpansionTooLarge, Unenforceable, Unsearchable, expand
 from .pathguard import launcher_paths, trusted_paths
 from .roots import plan as roots_plan
@@ -592,6 +591,8 @@ def _agent_programs(project: str, home: str, roots: tuple[str, ...]) -> tuple[
     """What the agents' settings run that lies in a writable root (`agentexec`): the
     existing files (read-only), the missing ones (watched), and the links on the way
     (checked after the run; the file they lead to is read-only)."""
+    from .agentexec import programs  # its readers load only when a sandbox is built
+
     existing: list[str] = []
     missing: list[str] = []
     links: list[tuple[str, str]] = []

@@ -13,10 +13,6 @@ import functools
 import os
 import sys
 
-from swifty_sandbox import parts
-
-from ..run.probe import find_bwrap
-
 LAUNCHER = "swifty-sandbox"
 
 
@@ -43,6 +39,12 @@ def trusted_paths(bwrap: str | None = None) -> tuple[str, ...]:
     environment (site-packages, `.pth` files run at start-up), this package's code
     and the bwrap it launches. Where they lie inside a writable root (a project
     `.venv`, an editable checkout) they are mounted read-only."""
+    # Here, not at the top: `check` loads this module and never builds a sandbox (the
+    # parts walk needs pkgutil; the bwrap lookup, the prober).
+    from swifty_sandbox import parts
+
+    from ..run.probe import find_bwrap
+
     paths = [sys.prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))]
     paths += parts.directories()  # every package's, derived (a subpackage added later too)
     found = find_bwrap(bwrap)
