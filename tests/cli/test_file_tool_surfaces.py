@@ -70,6 +70,8 @@ def _links(p: Path, h: Path) -> None:
     os.mkfifo(p / "fifo")
     os.link(h / ".gitconfig", p / "notes.txt")
     os.link(h / ".ssh" / "id_rsa", p / "copy.txt")
+    (p / "d1" / "d2").mkdir(parents=True)
+    (p / "in").symlink_to("d1/d2")  # in/../.. is the project; lexically its parent
     (p / "bin").mkdir()
     (p / "ok.txt").write_text("fine\n")
 
@@ -121,6 +123,8 @@ INVARIANTS: tuple[Row, ...] = (
     Row("deny glob on the link's name", Tool.READ_FILE, "{p}/link.key", "deny", "*.key"),
     Row("allow rule only where the kernel lands", Tool.WRITE_FILE, "{p}/out/x.txt",
         BLOCKED, absent=("{h}/outside/x.txt",)),
+    Row("the lexical reading leaves the project", Tool.WRITE_FILE, "{p}/in/../../x.txt",
+        BLOCKED, absent=("{h}/code/x.txt", "{p}/x.txt")),
     Row("write through a dangling link", Tool.WRITE_FILE, "{p}/dangling", "deny",
         "protected", absent=("{h}/.bash_login",)),
     Row("a symlink loop", Tool.READ_FILE, "{p}/loop/x", "deny", "cannot be looked up"),
