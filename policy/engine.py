@@ -262,7 +262,8 @@ def _decide(policy: Policy, request: Request, mode: Mode | None,
     if analysis is not None:
         rule, opaque, caveat = _bash_verdict(policy, analysis)
     else:
-        rule, opaque = _path_verdict(policy, request.tool, paths), None
+        assert found is not None
+        rule, opaque = _path_verdict(policy, request.tool, paths, found.opened), None
     if rule is not None and rule.effect is D:
         return _rule_decision(rule)
     if opaque is not None:
@@ -279,8 +280,12 @@ def _decide(policy: Policy, request: Request, mode: Mode | None,
         return _rule_decision(rule)
 
     # 4. Path sandbox for file tools.
-    if paths and not any(is_within(paths[-1], root) for root in policy.roots):
-        return _bypass(mode, Decision(Q, t("decision.path_outside", path=paths[-1]),
+    # Both readings an agent may open (where the kernel lands, and `..` collapsed) must
+    # lie in a root: an agent that normalises the path opens the lexical one.
+    outside = next((p for p in (found.opened if found is not None else ())
+                    if not any(is_within(p, root) for root in policy.roots)), None)
+    if outside is not None:
+        return _bypass(mode, Decision(Q, t("decision.path_outside", path=outside),
                                       Layer.PATH))
 
     # 5. Mode table, then 6. sandbox auto-allow.
@@ -412,14 +417,18 @@ def _combine_layers(verdicts: list[Rule | None]) -> Rule | None:
     return first
 
 
-def _path_verdict(policy: Policy, tool: Tool, paths: tuple[str, ...]) -> Rule | None:
+def _path_verdict(policy: Policy, tool: Tool, paths: tuple[str, ...],
+                  opened: tuple[str, ...] = ()) -> Rule | None:
     """Each layer's verdict: deny or ask if any name of the path is denied or asked;
-    allow only if the path opened (the last) is allowed."""
+    allow only if every reading that may be opened (`opened`, else the last name) is."""
     verdicts: list[Rule | None] = []
     for layer in policy.layers:
-        matches = [last_match_path(layer.reversed_by_tool[tool], p) for p in paths]
+        rules = layer.reversed_by_tool[tool]
+        matches = [last_match_path(rules, p) for p in paths]
         strict = _severest([m for m in matches if m is not None and m.effect is not A])
-        verdicts.append(strict or matches[-1])
+        allows = [last_match_path(rules, p) for p in opened] if opened else matches[-1:]
+        allow = allows[-1] if all(m is not None for m in allows) else None
+        verdicts.append(strict or allow)
     return _combine_layers(verdicts)
 
 

@@ -72,6 +72,15 @@ class Resolved:
     spellings: tuple[str, ...]
     error: str | None = None
     proc: bool = False
+    # As written with `..` collapsed, when it has one: what an agent that normalises the
+    # path opens ("" when that is the kernel's reading anyway).
+    written: str = ""
+
+    @property
+    def opened(self) -> tuple[str, ...]:
+        """What may be opened: where the kernel lands, and the lexical reading (an
+        agent that normalises `..` before it opens, as Node's `path.resolve` does)."""
+        return (self.path,) if self.written in ("", self.path) else (self.written, self.path)
 
 
 def resolve(path: str) -> Resolved:
@@ -130,8 +139,10 @@ def resolve(path: str) -> Resolved:
     resolved = current or "/"
     if error is not None:  # the rest as written, so that deny patterns still see it
         resolved = _normal("/".join((resolved, *reversed(pending))))
+    # Only a `..` makes the lexical reading another file than the kernel's.
+    lexical = written if ".." in path.split("/") else ""
     return Resolved(resolved, tuple(dict.fromkeys(s for s in spellings if s != resolved)),
-                    error, proc)
+                    error, proc, lexical)
 
 
 def _normal(path: str) -> str:

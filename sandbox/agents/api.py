@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
 from ..run.executor import DEVNULL, EXIT_TIMEOUT, Completed
 from ..run.launch import run_confined, run_unconfined, shell_argv
+from ..spec.agentexec import programs
 from ..spec.compiler import (
     EXIT_SETUP,
     Limits,
@@ -196,7 +197,13 @@ class Sandbox:
         if self._host is None:
             policy = self.policy
             self._host = Host(
-                tuple(launcher_paths(os.environ.get("PATH"), str(policy.project))),
+                tuple(dict.fromkeys(name for p in (
+                    *launcher_paths(os.environ.get("PATH"), str(policy.project)),
+                    # What the agents' settings run (hook scripts, MCP servers): the
+                    # agent's own file tools must not rewrite them either.
+                    *programs(str(policy.project), str(policy.home),
+                              os.environ.get("PATH")))
+                    for name in (p, os.path.realpath(p)))),
                 trusted_paths(policy.settings.bwrap),
                 tuple(dict.fromkeys(name for p in user_settings(os.environ, policy.home)
                                     for name in (str(p), os.path.realpath(p)))),

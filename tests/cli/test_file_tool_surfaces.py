@@ -70,8 +70,23 @@ def _links(p: Path, h: Path) -> None:
     os.mkfifo(p / "fifo")
     os.link(h / ".gitconfig", p / "notes.txt")
     os.link(h / ".ssh" / "id_rsa", p / "copy.txt")
+    (p / "d1" / "d2").mkdir(parents=True)
+    (p / "in").symlink_to("d1/d2")  # in/../.. is the project; lexically its parent
     (p / "bin").mkdir()
     (p / "ok.txt").write_text("fine\n")
+
+
+def _agent_runs(p: Path, h: Path) -> None:
+    """Settings that run a project script (a hook) and an MCP server's script."""
+    (p / ".claude" / "hooks").mkdir(parents=True)
+    (p / ".claude" / "hooks" / "guard.sh").write_text(ORIGINAL)
+    hook = {"type": "command", "command": '"$CLAUDE_PROJECT_DIR"/.claude/hooks/guard.sh'}
+    (p / ".claude" / "settings.json").write_text(json.dumps(
+        {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [hook]}]}}))
+    (p / "srv").mkdir()
+    (p / "srv" / "index.js").write_text(ORIGINAL)
+    (p / ".mcp.json").write_text(json.dumps({"mcpServers": {"x": {
+        "command": "node", "args": ["srv/index.js"]}}}))
 
 
 INVARIANTS: tuple[Row, ...] = (
@@ -95,6 +110,12 @@ INVARIANTS: tuple[Row, ...] = (
         absent=("{h}/claude-config/settings.json",)),
     Row("write the launcher on PATH", Tool.WRITE_FILE, "{p}/bin/swifty-sandbox", "deny",
         "swifty-sandbox or its hooks run", absent=("{p}/bin/swifty-sandbox",)),
+    Row("rewrite the script a hook in the settings runs", Tool.EDIT_FILE,
+        "{p}/.claude/hooks/guard.sh", "deny", "swifty-sandbox or its hooks run",
+        unchanged=("{p}/.claude/hooks/guard.sh",), setup=_agent_runs),
+    Row("rewrite the script an MCP server in the settings runs", Tool.WRITE_FILE,
+        "{p}/srv/index.js", "deny", "swifty-sandbox or its hooks run",
+        unchanged=("{p}/srv/index.js",)),
     Row("write into swifty's own code", Tool.WRITE_FILE, "{pkg}/planted_by_test.py", "deny",
         "swifty-sandbox or its hooks run", absent=("{pkg}/planted_by_test.py",)),
     Row("read through a directory link", Tool.READ_FILE, "{p}/src/lib/id_ed25519", "deny",
@@ -102,6 +123,8 @@ INVARIANTS: tuple[Row, ...] = (
     Row("deny glob on the link's name", Tool.READ_FILE, "{p}/link.key", "deny", "*.key"),
     Row("allow rule only where the kernel lands", Tool.WRITE_FILE, "{p}/out/x.txt",
         BLOCKED, absent=("{h}/outside/x.txt",)),
+    Row("the lexical reading leaves the project", Tool.WRITE_FILE, "{p}/in/../../x.txt",
+        BLOCKED, absent=("{h}/code/x.txt", "{p}/x.txt")),
     Row("write through a dangling link", Tool.WRITE_FILE, "{p}/dangling", "deny",
         "protected", absent=("{h}/.bash_login",)),
     Row("a symlink loop", Tool.READ_FILE, "{p}/loop/x", "deny", "cannot be looked up"),

@@ -254,3 +254,23 @@ def test_hidden_files_other_hard_links(box_for: Box, project: Path, home: Path) 
     assert box.check(read("alias")).category == "deny-read"
     assert box.check(read("shared2.txt")).effect is Effect.ALLOW
     assert box_for(mode="acceptEdits").check(write("shared2.txt")).category == "hard-link"
+
+
+def test_the_lexical_reading_of_dot_dot_counts_too(box_for: Box, project: Path,
+                                                   layers: Layers) -> None:
+    """An agent that normalises `..` before it opens (Node's path.resolve) opens the
+    lexical reading: it must be allowed too, by the rules and the path sandbox."""
+    (project / "d1" / "d2").mkdir(parents=True)
+    (project / "in").symlink_to("d1/d2")
+    (project / "src").mkdir()
+    (project / "src" / "up").symlink_to("../d1/d2")
+    layers(user=[("WriteFile(d1/**)", "allow")])
+    box = box_for(mode="acceptEdits")
+    outside = box.check(write("in/../../x.txt"))  # kernel: project/x.txt; lexical: ../x.txt
+    assert (outside.effect, outside.layer) == (Effect.ASK, Layer.PATH)
+    assert outside.target == str(project / "x.txt")
+    # `src/up/../y`: the kernel's d1/y is allowed by the rule, the lexical src/y is not.
+    assert box_for().check(write("src/up/../y")).layer is not Layer.RULE
+    assert box_for().check(write("d1/y")).layer is Layer.RULE
+    # Without a `..` the names agree: a link's target alone is judged.
+    assert box_for().check(write("src/up/z")).layer is Layer.RULE
