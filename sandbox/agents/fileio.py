@@ -18,105 +18,22 @@ file with other hard links: those names were not decided.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import os
 import secrets
 import stat
-import sys
 from collections.abc import Callable
 
 from swifty_sandbox.messages import t
 
+from ..fsafe import open_dir, open_nofollow
+
 Identity = tuple[int, int]
-_O_PATH = getattr(os, "O_PATH", os.O_RDONLY)  # macOS has no O_PATH: a search-only open
-_DIR = _O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
-_SYS_OPENAT2 = 437  # the same number on every Linux architecture (added after 5.1)
-_RESOLVE_NO_MAGICLINKS, _RESOLVE_NO_SYMLINKS = 0x02, 0x04
 
 
 class FileToolError(Exception):
     """What a file tool could not do, in a sentence for the model."""
-
-
-class _OpenHow(ctypes.Structure):
-    _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64),
-                ("resolve", ctypes.c_uint64)]
-
-
-def _libc_syscall() -> Callable[..., int] | None:
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        return ctypes.CDLL(None, use_errno=True).syscall
-    except (OSError, AttributeError):
-        return None
-
-
-_SYSCALL = _libc_syscall()
-_OPENAT2 = [_SYSCALL is not None]  # cleared once the kernel says it has none
-
-
-def openat2(path: str, flags: int, mode: int = 0) -> int | None:
-    """`path` (absolute) opened from `/` following no link at all; None when this
-    kernel cannot (the caller walks instead). Raises OSError as `open` does."""
-    if not _OPENAT2[0] or _SYSCALL is None:
-        return None
-    how = _OpenHow(flags, mode, _RESOLVE_NO_SYMLINKS | _RESOLVE_NO_MAGICLINKS)
-    root = os.open("/", _DIR)
-    try:
-        fd = _SYSCALL(ctypes.c_long(_SYS_OPENAT2), ctypes.c_int(root),
-                      ctypes.c_char_p(os.fsencode(path.lstrip("/") or ".")),
-                      ctypes.byref(how), ctypes.c_size_t(ctypes.sizeof(how)))
-    finally:
-        os.close(root)
-    if fd >= 0:
-        return int(fd)
-    code = ctypes.get_errno()
-    if code in (errno.ENOSYS, errno.EPERM, errno.E2BIG):  # none here, or filtered away
-        _OPENAT2[0] = False
-        return None
-    raise OSError(code, os.strerror(code), path)
-
-
-def open_dir(path: str, *, create: bool = False) -> int:
-    """The directory `path` (absolute, link-free) opened component by component from
-    `/`, following no link; missing components made (mode 0777 less the umask) when
-    `create`. Raises OSError (ENOTDIR or ELOOP where a component is a link)."""
-    fd = os.open("/", _DIR)
-    try:
-        for part in path.strip("/").split("/"):
-            if not part:
-                continue
-            try:
-                child = os.open(part, _DIR, dir_fd=fd)
-            except FileNotFoundError:
-                if not create:
-                    raise
-                with contextlib.suppress(FileExistsError):  # made meanwhile: opened below
-                    os.mkdir(part, 0o777, dir_fd=fd)
-                child = os.open(part, _DIR, dir_fd=fd)
-            os.close(fd)
-            fd = child
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-def open_nofollow(path: str, flags: int) -> int:
-    """`path` (absolute, link-free) opened with `flags`, following no link on the way
-    nor at the end: `openat2` where the kernel has it, else a walk."""
-    fd = openat2(path, flags)
-    if fd is not None:
-        return fd
-    parent, name = os.path.split(path)
-    dir_fd = open_dir(parent)
-    try:
-        return os.open(name or ".", flags | os.O_NOFOLLOW, dir_fd=dir_fd)
-    finally:
-        os.close(dir_fd)
 
 
 def _regular(fd: int, path: str, hidden_links: Callable[[], frozenset[Identity] | None],
@@ -217,5 +134,4 @@ def write_file(path: str, data: bytes,
         os.close(dir_fd)
 
 
-__all__ = ["FileToolError", "open_dir", "open_nofollow", "openat2", "read_file",
-           "write_file"]
+__all__ = ["FileToolError", "read_file", "write_file"]

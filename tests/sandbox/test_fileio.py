@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from swifty_sandbox.sandbox.agents import fileio
-from swifty_sandbox.sandbox.agents.fileio import FileToolError, open_dir, read_file, write_file
+from swifty_sandbox.sandbox.agents.fileio import FileToolError, read_file, write_file
+from swifty_sandbox.sandbox.fsafe import open_dir, openat2
 
 pytestmark = pytest.mark.linux
 
@@ -62,7 +62,7 @@ def test_the_walk_refuses_links_as_openat2_does(tree: Path) -> None:
     finally:
         os.close(parent)
     try:  # openat2, where the kernel has it, refuses the same link
-        assert fileio.openat2(str(tree / "dir.old" / "last"), os.O_RDONLY) is None
+        assert openat2(str(tree / "dir.old" / "last"), os.O_RDONLY) is None
     except OSError as e:
         assert e.errno == errno.ELOOP
 
