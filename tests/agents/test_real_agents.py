@@ -4,12 +4,15 @@ exist, what reached the model), each attack with an unconfined control."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from swifty_sandbox.cli.hook import runner
 
 from .conftest import Agent
 from .model_server import Call
@@ -91,7 +94,12 @@ def test_the_default_install_confines_the_real_agent(make_agent: MakeAgent, name
     agent = installed(make_agent, name)
     home = agent.home
     ordinary = "echo ordinary-ok; touch made-here; touch ~/escaped-write; echo after"
-    attack = "cat ~/.ssh/id_ed25519; echo pwned >> ~/.bashrc; echo attack-ran"
+    # The agent's own settings too: with the hook's entry gone, the next start would run
+    # every command unchecked (a Gemini command could do that while not confined).
+    settings = agent.config_dir / ("hooks.json" if name == "codex" else "settings.json")
+    installed_settings = settings.read_text()
+    attack = (f"cat ~/.ssh/id_ed25519; echo pwned >> ~/.bashrc; echo '{{}}' > {settings}; "
+              "echo attack-ran")
     script = [shell(name, command) for command, _ in TYPICAL]
     script += [shell(name, ordinary), shell(name, attack), shell(name, "rm -rf ~")]
     run = agent.run(script, *extra(name))
@@ -112,6 +120,7 @@ def test_the_default_install_confines_the_real_agent(make_agent: MakeAgent, name
     # The key never reached the model, ~/.bashrc is the user's own.
     assert agent.key not in run.model.text()
     assert (home / ".bashrc").read_text() == agent.bashrc
+    assert settings.read_text() == installed_settings
     # Blacklisted: refused with the reason as the tool's result; home is there.
     assert "Denied (" in results[2], results[2]
     assert (home / ".bashrc").exists() and (home / ".ssh" / "id_ed25519").exists()
@@ -119,6 +128,7 @@ def test_the_default_install_confines_the_real_agent(make_agent: MakeAgent, name
     control = unconfined(home, f"{ordinary}; {attack}")
     assert agent.key in control.stdout and (home / "escaped-write").exists()
     assert (home / ".bashrc").read_text() != agent.bashrc
+    assert settings.read_text() == "{}\n"
 
 
 def test_claude_monitor_runs_confined(make_agent: MakeAgent) -> None:
@@ -134,3 +144,27 @@ def test_claude_monitor_runs_confined(make_agent: MakeAgent) -> None:
     assert (agent.project / "monitor-ran").exists(), run.results()
     assert not (agent.home / "monitor-escaped").exists()
     assert unconfined(agent.home, "touch ~/monitor-escaped").returncode == 0  # control
+
+
+def test_claude_mcp_ask_is_denied_with_the_rule_when_nobody_can_answer(
+        make_agent: MakeAgent) -> None:
+    # Claude Code speaks MCP 2026-07-28: the ask comes back as an input-required result,
+    # which headless Claude Code cancels; it must come back as the denial with the rule,
+    # not a transport error (the old mid-call elicitation had no back-channel there).
+    agent = make_agent("claude-code")
+    (agent.project / ".swifty").mkdir()
+    (agent.project / ".swifty" / "permissions.yaml").write_text(
+        "- rule: Bash(touch deployed)\n  effect: ask\n")
+    config = agent.home / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"swifty": {
+        "command": runner()[0], "args": [*runner()[1:], "mcp"]}}}))
+    run = agent.run([Call("ToolSearch", {"query": "select:mcp__swifty__bash"}),
+                     Call("mcp__swifty__bash", {"command": "touch ran-through-mcp"}),
+                     Call("mcp__swifty__bash", {"command": "touch deployed"})],
+                    "--mcp-config", str(config), "--allowedTools", "mcp__swifty__bash")
+    results = run.results()
+    assert len(results) == 3, (run.stdout[-2000:], run.stderr[-2000:], results)
+    assert (agent.project / "ran-through-mcp").exists(), results[1]
+    assert not (agent.project / "deployed").exists()
+    assert "`Bash(touch deployed)`" in results[2] and "effect: allow" in results[2]
+    assert "back-channel" not in results[2]
