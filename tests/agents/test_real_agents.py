@@ -101,10 +101,18 @@ def test_the_default_install_confines_the_real_agent(make_agent: MakeAgent, name
     attack = (f"cat ~/.ssh/id_ed25519; echo pwned >> ~/.bashrc; echo '{{}}' > {settings}; "
               "echo attack-ran")
     script = [shell(name, command) for command, _ in TYPICAL]
-    script += [shell(name, ordinary), shell(name, attack), shell(name, "rm -rf ~")]
+    # An ask nobody can answer here (headless) must not run unasked.
+    (agent.project / ".swifty").mkdir()
+    (agent.project / ".swifty" / "permissions.yaml").write_text(
+        "- rule: Bash(touch asked-file)\n  effect: ask\n")
+    script += [shell(name, ordinary), shell(name, attack), shell(name, "rm -rf ~"),
+               shell(name, "touch asked-file")]
     run = agent.run(script, *extra(name))
     results = run.results()
-    assert len(results) == len(script), (run.stdout[-2000:], run.stderr[-2000:], results)
+    # Headless Gemini CLI ends the session at an ask (its confirmation cannot be shown):
+    # the last call gets no result, and does not run.
+    expected = len(script) - (1 if name == "gemini" else 0)
+    assert len(results) == expected, (run.stdout[-2000:], run.stderr[-2000:], results)
     # Twenty typical commands went through, their output at the model.
     went = [c for (c, shows), r in zip(TYPICAL, results, strict=False)
             if not refused(r) and (shows is None or shows in r)]
@@ -124,6 +132,9 @@ def test_the_default_install_confines_the_real_agent(make_agent: MakeAgent, name
     # Blacklisted: refused with the reason as the tool's result; home is there.
     assert "Denied (" in results[2], results[2]
     assert (home / ".bashrc").exists() and (home / ".ssh" / "id_ed25519").exists()
+    assert not (agent.project / "asked-file").exists(), results[3:]
+    if name != "gemini":  # the refusal came back as the result
+        assert refused(results[3]) or "approval" in results[3].lower(), results[3]
     # The controls: without the sandbox each attack works.
     control = unconfined(home, f"{ordinary}; {attack}")
     assert agent.key in control.stdout and (home / "escaped-write").exists()
