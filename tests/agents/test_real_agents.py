@@ -142,40 +142,36 @@ def test_the_default_install_confines_the_real_agent(make_agent: MakeAgent, name
     assert settings.read_text() == "{}\n"
 
 
-def test_claude_monitor_runs_confined(make_agent: MakeAgent) -> None:
-    # Monitor's command ran unconfined once (Claude Code sends it as its own tool).
-    agent = installed(make_agent, "claude-code")
-    monitor: dict[str, Any] = {"description": "watch", "timeout_ms": 5000,
-                               "command": "touch monitor-ran; touch ~/monitor-escaped; "
-                                          "echo monitor-line"}
-    run = agent.run([Call("ToolSearch", {"query": "select:Monitor"}),
-                     Call("Monitor", monitor),
-                     Call("Bash", {"command": "sleep 2; ls", "description": "wait"})])
-    assert len(run.results()) == 3, (run.stdout, run.stderr, run.results())
-    assert (agent.project / "monitor-ran").exists(), run.results()
-    assert not (agent.home / "monitor-escaped").exists()
-    assert unconfined(agent.home, "touch ~/monitor-escaped").returncode == 0  # control
-
-
-def test_claude_mcp_ask_is_denied_with_the_rule_when_nobody_can_answer(
+def test_claude_monitor_runs_confined_and_an_mcp_ask_comes_back_with_the_rule(
         make_agent: MakeAgent) -> None:
-    # Claude Code speaks MCP 2026-07-28: the ask comes back as an input-required result,
-    # which headless Claude Code cancels; it must come back as the denial with the rule,
-    # not a transport error (the old mid-call elicitation had no back-channel there).
-    agent = make_agent("claude-code")
+    """One Claude Code run (a start costs seconds): Monitor, then the MCP server.
+
+    Monitor's command ran unconfined once (Claude Code sends it as a tool of its own).
+    Claude Code speaks MCP 2026-07-28: an ask comes back as an input-required result,
+    which headless Claude Code cancels; it must come back as the denial with the rule,
+    not a transport error (the old mid-call elicitation had no back-channel there)."""
+    agent = installed(make_agent, "claude-code")
     (agent.project / ".swifty").mkdir()
     (agent.project / ".swifty" / "permissions.yaml").write_text(
         "- rule: Bash(touch deployed)\n  effect: ask\n")
     config = agent.home / "mcp.json"
     config.write_text(json.dumps({"mcpServers": {"swifty": {
         "command": runner()[0], "args": [*runner()[1:], "mcp"]}}}))
-    run = agent.run([Call("ToolSearch", {"query": "select:mcp__swifty__bash"}),
+    monitor: dict[str, Any] = {"description": "watch", "timeout_ms": 5000,
+                               "command": "touch monitor-ran; touch ~/monitor-escaped; "
+                                          "echo monitor-line"}
+    run = agent.run([Call("ToolSearch", {"query": "select:Monitor,mcp__swifty__bash"}),
+                     Call("Monitor", monitor),
                      Call("mcp__swifty__bash", {"command": "touch ran-through-mcp"}),
-                     Call("mcp__swifty__bash", {"command": "touch deployed"})],
+                     Call("mcp__swifty__bash", {"command": "touch deployed"}),
+                     Call("Bash", {"command": "sleep 1; ls", "description": "wait"})],
                     "--mcp-config", str(config), "--allowedTools", "mcp__swifty__bash")
     results = run.results()
-    assert len(results) == 3, (run.stdout[-2000:], run.stderr[-2000:], results)
-    assert (agent.project / "ran-through-mcp").exists(), results[1]
+    assert len(results) == 5, (run.stdout[-2000:], run.stderr[-2000:], results)
+    assert (agent.project / "monitor-ran").exists(), results
+    assert not (agent.home / "monitor-escaped").exists()
+    assert (agent.project / "ran-through-mcp").exists(), results[2]
     assert not (agent.project / "deployed").exists()
-    assert "`Bash(touch deployed)`" in results[2] and "effect: allow" in results[2]
-    assert "back-channel" not in results[2]
+    assert "`Bash(touch deployed)`" in results[3] and "effect: allow" in results[3]
+    assert "back-channel" not in results[3]
+    assert unconfined(agent.home, "touch ~/monitor-escaped").returncode == 0  # control
