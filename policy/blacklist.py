@@ -363,14 +363,34 @@ def _pipe_to_interpreter(invocations: list[Invocation]) -> Invocation | None:
 
 
 def _fork_bomb(scripts: Iterable[Script]) -> str | None:
-    for script in scripts:
-        for function in script.functions:
-            calls = [s for s in function.body.walk()
-                     if s.words and s.words[0].value == function.name]
-            piped = {s.pipeline for s in calls}
-            if any(s.background for s in calls) or len(calls) > len(piped):
-                return function.name
+    """A function that calls itself — directly or through others (`a(){ b|b& };
+    b(){ a|a& }`) — in the background or twice in one pipeline."""
+    functions = {f.name: f for script in scripts for f in script.functions}
+    calls = {fn: [s for s in f.body.walk() if s.words and s.words[0].value in functions]
+             for fn, f in functions.items()}
+    for fn in functions:
+        if fn not in _reaches(calls, fn):
+            continue  # not recursive
+        cycle = [s for s in calls[fn]
+                 if s.words[0].value == fn or fn in _reaches(calls, s.words[0].value)]
+        piped = {s.pipeline for s in cycle}
+        if any(s.background for s in cycle) or len(cycle) > len(piped):
+            return fn
     return None
+
+
+def _reaches(calls: dict[str, list[Simple]], start: str | None) -> set[str]:
+    """The functions a call to `start` may go on to call."""
+    reached: set[str] = set()
+    stack = [start or ""]
+    while stack:
+        caller = stack.pop()
+        for s in calls.get(caller, []):
+            callee = s.words[0].value or ""
+            if callee not in reached:
+                reached.add(callee)
+                stack.append(callee)
+    return reached
 
 
 # -- entry point ------------------------------------------------------------------------

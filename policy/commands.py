@@ -316,6 +316,8 @@ def _unwrap(simple: Simple, script: Script, argv: tuple[Word, ...],
     elif program in ("source", ".") and len(argv) > 1:
         # `. <(echo 'rm x')`, `source /dev/stdin <<< 'rm x'`: the script is text too.
         yield from _operand_code(simple, script, argv, argv[1], (*via, program), depth)
+    elif argv and "/" in (argv[0].value or ""):  # `./s.sh` the command itself wrote
+        yield from _written_script(simple, script, argv, argv[0], (*via, "exec"), depth)
 
 
 def peel(argv: tuple[Word, ...]) -> tuple[Word, ...] | None:
@@ -366,12 +368,46 @@ def peel(argv: tuple[Word, ...]) -> tuple[Word, ...] | None:
         if rest and all(v is not None for v in values):
             text = " ".join(v for v in values if v is not None)
             return (Word("sh", "sh"), Word("-c", "-c"), Word(text, text))
+    if program == "xargs":
+        return _xargs_command(argv)
     if program in WRAPPERS:
         first = 2 if program in _OPERAND_FIRST else 1
         return tuple(_strip_options(program, list(argv[first:]))) or None
     if program in _MULTICALL and len(argv) > 1 and name(argv[1]) not in SHELLS:
         return argv[1:]  # `busybox rm -rf /` runs the applet `rm`
     return None
+
+
+def xargs_replace(argv: tuple[Word, ...]) -> str | None:
+    """The string xargs replaces with each input line (`-I R`, `-IR`, `-i[R]`,
+    `--replace[=R]`; `{}` by default), None when it appends its input instead."""
+    for index, word in enumerate(argv[1:], start=1):
+        value = word.shown
+        if value == "--" or not value.startswith("-"):
+            return None
+        if value == "-I":
+            following = argv[index + 1].value if index + 1 < len(argv) else None
+            return following or None
+        if value.startswith("-I"):
+            return value[2:]
+        if value.startswith("-i"):
+            return value[2:] or "{}"
+        if value == "--replace" or value.startswith("--replace="):
+            return value.partition("=")[2] or "{}"
+    return None
+
+
+def _xargs_command(argv: tuple[Word, ...]) -> tuple[Word, ...] | None:
+    """The command xargs runs. With a replace string, a shell or `eval` given it in
+    its code (`xargs -I{} sh -c '{}'`) runs its input as code: that word is known only
+    at run time."""
+    command = tuple(_strip_options("xargs", list(argv[1:])))
+    replace = xargs_replace(argv)
+    inner = innermost(command) if command else ()
+    if replace and inner and (name(inner[0]) in SHELLS or name(inner[0]) == "eval"):
+        command = tuple(Word(w.text, None) if replace in (w.value or "") and w is not
+                        inner[0] else w for w in command)
+    return command or None
 
 
 def _runs_shell(program: str, argv: tuple[Word, ...]) -> bool:
@@ -642,8 +678,37 @@ def _operand_code(simple: Simple, script: Script, argv: tuple[Word, ...], word: 
         return
     value = word.value or ""
     m = _FD_FILE.fullmatch(value)
-    if value in _STDIN_FILES or m is not None:
+    if m is not None and m.group(1) != "0" and not any(
+            r.fd == m.group(1) for r in simple.redirects):
+        # `exec 3< <(cmd); bash /dev/fd/3`: a descriptor opened elsewhere holds text
+        # this command cannot see.
+        yield _run_time_code(simple, argv, word, via)
+    elif value in _STDIN_FILES or m is not None:
         yield from _input_code(simple, script, argv, m.group(1) if m else "0", via, depth)
+    elif value:
+        yield from _written_script(simple, script, argv, word, via, depth)
+
+
+def _written_script(simple: Simple, script: Script, argv: tuple[Word, ...], word: Word,
+                    via: tuple[str, ...], depth: int) -> Iterator[Invocation]:
+    """A script file the same command wrote (`printf 'rm x' > s.sh; bash s.sh`, `cat >
+    s.sh <<EOF … EOF; ./s.sh`): its static text is followed; text a program made at
+    run time (`gen > s.sh; sh s.sh`) is code no rule has seen."""
+    path = (word.value or "").removeprefix("./")
+    texts: list[str | None] = []
+    for other in script.walk():
+        for redirect in other.redirects:
+            target = redirect.target.value if redirect.target is not None else None
+            if redirect.writes and target is not None and target.removeprefix("./") == path:
+                if redirect.op != ">>":
+                    texts.clear()  # flow-insensitive: every write may be the one
+                texts.append(_fed_text(other) if other.words else "")
+    if not texts:
+        return
+    if any(t is None for t in texts):
+        yield _run_time_code(simple, argv, word, via)
+    else:
+        yield from _follow("\n".join(t for t in texts if t), simple, script, via, depth)
 
 
 def _input_code(simple: Simple, script: Script, argv: tuple[Word, ...], fd: str,
@@ -860,6 +925,25 @@ def _files_only(feeder: Simple) -> bool:
         w.subs for w in feeder.words[1:]) and not feeder.redirects
 
 
+def _static_xargs(simple: Simple, script: Script, text: str, depth: int
+                  ) -> Iterator[Invocation]:
+    """What xargs runs on static input: its words appended, or with a replace string
+    (`-I{}`) each line put in for it (`xargs -I{} sh -c '{}' <<< 'rm x'` runs `rm x`)."""
+    command = _strip_options("xargs", list(simple.words[1:]))
+    if not command:
+        return
+    replace = xargs_replace(simple.words)
+    if replace is None:
+        argvs = [(*command, *(Word(v, v) for v in text.split()))]
+    else:
+        argvs = [tuple(Word(v, v) if (v := (w.value or "")) and replace not in v else
+                       Word(v.replace(replace, line), v.replace(replace, line))
+                       if w.value is not None else w for w in command)
+                 for line in text.splitlines()[:16] if line.strip()]
+    for argv in argvs:
+        yield from _unwrap(simple, script, argv, (argv,), (STATIC_XARGS,), depth)
+
+
 def _piped_text(simples: list[Simple], script: Script, depth: int) -> Iterator[Invocation]:
     """`echo 'rm -rf /' | sh` and `echo / | xargs rm -rf`: static text piped into a
     shell reading stdin runs; piped into xargs it becomes arguments. Text made at run
@@ -873,10 +957,8 @@ def _piped_text(simples: list[Simple], script: Script, depth: int) -> Iterator[I
             # `xargs rm -rf <<< /`: a here-string or heredoc becomes its arguments.
             body = next((r.body for r in simple.redirects
                          if r.op in ("<<", "<<-", "<<<") and r.body is not None), None)
-            command = _strip_options("xargs", list(simple.words[1:]))
-            if body is not None and command:
-                argv = (*command, *(Word(v, v) for v in body.split()))
-                yield from _unwrap(simple, script, argv, (argv,), (STATIC_XARGS,), depth)
+            if body is not None:
+                yield from _static_xargs(simple, script, body, depth)
         if not simple.words or simple.stage == 0:
             continue
         feeders = by_position.get((simple.pipeline, simple.stage - 1), [])
@@ -895,7 +977,4 @@ def _piped_text(simples: list[Simple], script: Script, depth: int) -> Iterator[I
                 shown = " ".join(w.text for w in feeders[-1].words)
                 yield _run_time_code(simple, argv, Word(shown, None), ())
         elif name(simple.words[0]) == "xargs" and text is not None:
-            command = _strip_options("xargs", list(simple.words[1:]))
-            if command:
-                argv = (*command, *(Word(v, v) for v in text.split()))
-                yield from _unwrap(simple, script, argv, (argv,), (STATIC_XARGS,), depth)
+            yield from _static_xargs(simple, script, text, depth)

@@ -125,6 +125,7 @@ class Host:
 # hooks, or add a hook or MCP server that runs outside any sandbox at the agent's next
 # start.
 AGENT_SETTINGS_NAMES = tuple("/" + name for name in project_settings())
+_AGENT_NAMES_FOLDED = tuple(name.lower() for name in AGENT_SETTINGS_NAMES)
 
 
 class PatternLookup:
@@ -346,7 +347,9 @@ def _file_hit(policy: Policy, category: Category, found: Resolved, host: Host
     paths = (*found.spellings, path)
     if category is Category.WRITE:
         for spelling in paths:
-            if spelling.endswith(AGENT_SETTINGS_NAMES) or spelling in host.agent_files:
+            # Case folded: on a case-insensitive file system (macOS by default)
+            # `.Claude/Settings.json` is the agent's file.
+            if spelling.lower().endswith(_AGENT_NAMES_FOLDED) or spelling in host.agent_files:
                 return Decision(D, t("decision.agent_settings", path=spelling),
                                 Layer.PROTECTED, category="protected-path")
             if spelling in host.launchers or any(is_within(spelling, tree)

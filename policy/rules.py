@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from swifty_sandbox.messages import t
 
+from .agents import AGENTS
 from .errors import SwiftyError
 from .types import Effect, RuleRef, Tool
 
@@ -318,8 +319,12 @@ def parse_rule(
     tool = Tool.parse(tool_name)
     if tool is None:
         known = ", ".join([*(x.value for x in Tool), "Read", "Write", "Edit", "*"])
-        raise RuleSyntaxError(t("rule.unknown_tool", tool=tool_name, rule=text, known=known),
-                              "unknown-tool")
+        message = t("rule.unknown_tool", tool=tool_name, rule=text, known=known)
+        retired = next((info for info in AGENTS.values() if tool_name in info.retired), None)
+        if retired is not None:
+            # Claude Code's Grep and Glob are gone: a rule for them would never apply.
+            message += " " + t("rule.retired_tool", tool=tool_name, agent=retired.title)
+        raise RuleSyntaxError(message, "unknown-tool")
     if pattern is not None and not pattern.strip():
         raise RuleSyntaxError(t("rule.empty_pattern", rule=text, tool=tool.value))
     if pattern is None or pattern.strip() in ("*", "**"):

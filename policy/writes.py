@@ -34,6 +34,10 @@ _KNOWN_VAR = re.compile(r"\$(?:\{(\w+)\}|(\w+))(/[^$`\\'*?]*)?")
 _HOME_VAR = re.compile(r"(?:\$HOME|\$\{HOME\})(/[^$`\\'*?]*)?")
 MAX_BASES = 8
 _MOVES = frozenset({"cd", "pushd", "ln"})
+# Archivers whose ordinary behaviour writes into the working directory when no target
+# is named (`cd ~ && tar -xf a.tar`).
+_WRITES_HERE = frozenset({"tar", "gtar", "bsdtar", "unzip", "cpio", "7z", "7za", "ar",
+                          "unrar", "gunzip", "bunzip2", "unxz"})
 
 
 def static_value(word: Word, home: str, known: dict[str, list[str]] | None = None
@@ -132,7 +136,7 @@ def beyond_roots(table: Table, invocation: Invocation, roots: tuple[str, ...], h
             path = static_value(target, home)
             writes.append((path if path is not None else "\0", f"{redirect.op} {target.text}"))
     switches = directory_switches(table, argv)
-    if not writes and not switches:
+    if not writes and not switches and program not in _WRITES_HERE:
         return None  # most commands
     project = roots[0]
     bases = [project]
@@ -140,9 +144,15 @@ def beyond_roots(table: Table, invocation: Invocation, roots: tuple[str, ...], h
         if simple.words and simple.words[0].value in ("cd", "pushd"):
             operands = [w for w in simple.words[1:] if (w.value or "x")[:1] != "-"]
             place = operands[0].value if operands else "~"
+            shown = f"(after cd {operands[0].text if operands else ''})".replace(" )", ")")
             if place is None:
-                return Use("write", f"(after cd {operands[0].text})", program)
-            bases.append(_absolute(place, project, home))
+                return Use("write", shown, program)
+            base = _absolute(place, project, home)
+            if not writes and not _inside(base, roots):
+                # A writer's own default target is the working directory (`cd ~ && tar
+                # -xf a.tar`, `cd /etc && unzip a.zip`).
+                return Use("write", shown, program)
+            bases.append(base)
     for path, shown in writes:
         if path.startswith("\0") or any(not _inside(_absolute(path, base, home), roots)
                                         for base in bases):  # unknown: anywhere

@@ -7,23 +7,31 @@ sandbox, on the path the policy decided (`Decision.target`: where the kernel lan
 links and `..` resolved), opened by `fileio` following no link, so nothing swapped in
 after the decision — during an elicitation, or by a command still running — is followed.
 A denial is an `isError` result with the reason. An ask goes to the person through MCP
-elicitation when the client offers it, otherwise it is denied with how to allow it.
-Calls are handled one at a time.
+elicitation when the client offers it (form elicitation), otherwise it is denied with
+how to allow it. The question is a resolver's (`Resolve`): the SDK asks it the way the
+negotiated protocol wants — from 2026-07-28 an `InputRequiredResult` the client answers
+by calling again, before that an `elicitation/create` in the middle of the call (Claude
+Code speaks the new one: the old mid-call request failed there with "no back-channel").
+The tool body decides again and takes the answer only for an ask. Calls are handled one
+at a time.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: the SDK reads the tools' annotations, and a
+# tool's `Resolve(...)` names a resolver local to `build_server`, which a string
+# annotation could not reach.
 import asyncio
+from typing import Annotated, Any
 
 import anyio
+from mcp.server.elicitation import (
+    AcceptedElicitation,
+    CancelledElicitation,
+    ElicitationResult,
+)
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import (
-    CallToolResult,
-    ClientCapabilities,
-    ElicitationCapability,
-    TextContent,
-)
+from mcp.server.mcpserver.resolve import Elicit, Resolve
+from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
 from swifty_sandbox.messages import t
@@ -79,40 +87,92 @@ def _how_to_allow(box: Sandbox, request: Request, decision: Decision) -> str:
     return t("mcp.ask_denied_norule", reason=decision.reason)
 
 
+class NotAsked(BaseModel):
+    """The resolver's outcome when no question was put: the call is no ask, or the
+    client cannot be asked (then an ask is denied with how to allow it)."""
+
+    can_ask: bool
+
+
+# The outcome the tool body receives for its question.
+Asked = ElicitationResult[Any]
+
+
+def _question(request: Request, decision: Decision) -> str:
+    """The question as the person reads it, with where a file tool really lands."""
+    what = request.describe()
+    if decision.target is not None and decision.target != request.path:
+        what += f" → {decision.target}"
+    return t("mcp.elicit", reason=decision.reason, request=what)
+
+
+def _can_elicit(ctx: Context) -> bool:
+    """Whether the client declared form elicitation (a bare `elicitation: {}` is form)."""
+    capabilities = ctx.session.client_params.capabilities if ctx.session.client_params \
+        else None
+    elicitation = capabilities.elicitation if capabilities is not None else None
+    return elicitation is not None and (elicitation.form is not None or elicitation.url is None)
+
+
 class Tools:
     """The four tools over one `Sandbox`; one call at a time."""
 
     def __init__(self, box: Sandbox) -> None:
         self.box = box
         self.lock = asyncio.Lock()
+        # The questions put to the person, as worded (what the answer is about): an
+        # answer counts only for the same question decided again in the tool body.
+        self.asked: set[str] = set()
 
-    async def settle(self, request: Request, ctx: Context) -> tuple[Decision, Answer | None]:
-        """The decision; an ask is put to the person when the client can elicit."""
+    def decide(self, request: Request) -> Decision:
         try:
             self.box.reload()  # rule files may have changed since the last call
         except SwiftyError as e:  # a rule file broke: every call fails closed
             raise ToolError(e.diagnostics()) from e
-        decision = self.box.check(request)
+        return self.box.check(request)
+
+    def question(self, request: Request, ctx: Context) -> Elicit[Approval] | NotAsked:
+        """The resolver: the question to put to the person, when the call is an ask."""
+        decision = self.decide(request)
+        if decision.effect is not Effect.ASK:
+            return NotAsked(can_ask=True)
+        if not _can_elicit(ctx):
+            return NotAsked(can_ask=False)
+        text = _question(request, decision)
+        self.asked.add(text)
+        return Elicit(text, Approval)
+
+    async def settle(self, request: Request, ctx: Context,
+                     asked: Asked | None = None) -> tuple[Decision, Answer | None]:
+        """The decision, decided again here; an ask takes the person's answer, and
+        without one it is denied with how to allow it."""
+        decision = self.decide(request)
         if decision.effect is not Effect.ASK:
             return decision, None
-        wanted = ClientCapabilities(elicitation=ElicitationCapability())
-        if not ctx.session.check_client_capability(wanted):
+        data = asked.data if isinstance(asked, AcceptedElicitation) else None
+        if asked is None or isinstance(data, NotAsked) or isinstance(asked,
+                                                                     CancelledElicitation):
+            # Nobody answered (a headless client cancels): denied with how to allow it.
             raise ToolError(_how_to_allow(self.box, request, decision))
-        reply = await ctx.elicit(t("mcp.elicit", reason=decision.reason,
-                                   request=request.describe()), schema=Approval)
-        data = getattr(reply, "data", None)
-        if reply.action != "accept" or not isinstance(data, Approval) or not data.allow:
+        text = _question(request, decision)
+        if text not in self.asked:
+            # Decided again, it is not what the person was asked (a link swapped in while
+            # they answered leads elsewhere now): their answer is not for this.
+            raise ToolError(t("mcp.question_changed", reason=decision.reason))
+        self.asked.discard(text)
+        if not isinstance(data, Approval) or not data.allow:  # declined, cancelled, no
             raise ToolError(t("decision.user_denied", reason=decision.reason))
         return decision, Answer.ALWAYS if data.always else Answer.YES
 
-    async def file_request(self, tool: Tool, path: str, ctx: Context) -> str:
+    async def file_request(self, tool: Tool, path: str, ctx: Context,
+                           asked: Asked | None = None) -> str:
         """The path to open: where the decision says the kernel lands (`~`, `~/x` and
         relative paths as the policy reads them), opened by `fileio` following no link."""
         try:
             request = Request.file(tool, path)
         except ValueError as e:  # a NUL: no file has that name
             raise ToolError(str(e)) from e
-        decision, answer = await self.settle(request, ctx)
+        decision, answer = await self.settle(request, ctx, asked)
         if decision.effect is Effect.DENY:
             raise ToolError(decision.reason)
         if answer is Answer.ALWAYS:
@@ -132,10 +192,11 @@ class Tools:
         except FileToolError as e:
             raise ToolError(str(e)) from e
 
-    async def bash(self, command: str, timeout: float | None, ctx: Context) -> CallToolResult:
+    async def bash(self, command: str, timeout: float | None, ctx: Context,
+                   asked: Asked | None = None) -> CallToolResult:
         async with self.lock:
             request = Request.bash(command)
-            decision, answer = await self.settle(request, ctx)
+            decision, answer = await self.settle(request, ctx, asked)
             if decision.effect is Effect.DENY:
                 raise ToolError(decision.reason)
             limit = timeout if timeout is not None and timeout > 0 else DEFAULT_TIMEOUT
@@ -152,24 +213,25 @@ class Tools:
             return CallToolResult(content=[TextContent(type="text", text=text)],
                                   is_error=result.is_error)
 
-    async def read_file(self, path: str, ctx: Context) -> str:
+    async def read_file(self, path: str, ctx: Context, asked: Asked | None = None) -> str:
         async with self.lock:
-            target = await self.file_request(Tool.READ_FILE, path, ctx)
+            target = await self.file_request(Tool.READ_FILE, path, ctx, asked)
             data = self.read(target, READ_LIMIT)
             text = data[:READ_LIMIT].decode(errors="replace")
             return text + (t("mcp.truncated", limit=READ_LIMIT) if len(data) > READ_LIMIT
                            else "")
 
-    async def write_file(self, path: str, content: str, ctx: Context) -> str:
+    async def write_file(self, path: str, content: str, ctx: Context,
+                         asked: Asked | None = None) -> str:
         async with self.lock:
-            target = await self.file_request(Tool.WRITE_FILE, path, ctx)
+            target = await self.file_request(Tool.WRITE_FILE, path, ctx, asked)
             self.write(target, content)
             return t("mcp.written", path=target, size=len(content.encode()))
 
     async def edit_file(self, path: str, old_string: str, new_string: str,
-                        replace_all: bool, ctx: Context) -> str:
+                        replace_all: bool, ctx: Context, asked: Asked | None = None) -> str:
         async with self.lock:
-            target = await self.file_request(Tool.EDIT_FILE, path, ctx)
+            target = await self.file_request(Tool.EDIT_FILE, path, ctx, asked)
             data = self.read(target, EDIT_LIMIT)
             if len(data) > EDIT_LIMIT:
                 raise ToolError(t("mcp.edit_too_large", path=target, limit=EDIT_LIMIT))
@@ -190,22 +252,43 @@ def build_server(box: Sandbox) -> MCPServer:
     sandbox = describe_sandbox(box)
     server: MCPServer = MCPServer("swifty-sandbox", instructions=sandbox)
 
+    def file_question(tool: Tool) -> Any:
+        def question(path: str, ctx: Context) -> Elicit[Approval] | NotAsked:
+            try:
+                request = Request.file(tool, path)
+            except ValueError:  # a NUL: the body reports it
+                return NotAsked(can_ask=False)
+            return tools.question(request, ctx)
+        return question
+
+    def bash_question(command: str, ctx: Context) -> Elicit[Approval] | NotAsked:
+        return tools.question(Request.bash(command), ctx)
+
+    read_question = file_question(Tool.READ_FILE)
+    write_question = file_question(Tool.WRITE_FILE)
+    edit_question = file_question(Tool.EDIT_FILE)
+
     @server.tool(description=t("mcp.tool.bash", sandbox=sandbox, timeout=DEFAULT_TIMEOUT))
-    async def bash(command: str, ctx: Context, timeout: float | None = None) -> CallToolResult:
-        return await tools.bash(command, timeout, ctx)
+    async def bash(command: str, ctx: Context,
+                   asked: Annotated[Asked, Resolve(bash_question)],
+                   timeout: float | None = None) -> CallToolResult:
+        return await tools.bash(command, timeout, ctx, asked)
 
     @server.tool(description=t("mcp.tool.read_file", sandbox=sandbox, limit=READ_LIMIT))
-    async def read_file(path: str, ctx: Context) -> str:
-        return await tools.read_file(path, ctx)
+    async def read_file(path: str, ctx: Context,
+                        asked: Annotated[Asked, Resolve(read_question)]) -> str:
+        return await tools.read_file(path, ctx, asked)
 
     @server.tool(description=t("mcp.tool.write_file", sandbox=sandbox))
-    async def write_file(path: str, content: str, ctx: Context) -> str:
-        return await tools.write_file(path, content, ctx)
+    async def write_file(path: str, content: str, ctx: Context,
+                         asked: Annotated[Asked, Resolve(write_question)]) -> str:
+        return await tools.write_file(path, content, ctx, asked)
 
     @server.tool(description=t("mcp.tool.edit_file", sandbox=sandbox))
     async def edit_file(path: str, old_string: str, new_string: str, ctx: Context,
+                        asked: Annotated[Asked, Resolve(edit_question)],
                         replace_all: bool = False) -> str:
-        return await tools.edit_file(path, old_string, new_string, replace_all, ctx)
+        return await tools.edit_file(path, old_string, new_string, replace_all, ctx, asked)
 
     return server
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from swifty_sandbox.messages import t
 from swifty_sandbox.policy import Effect, Mode, Policy, Request, SwiftyError, Tool, decide
+from swifty_sandbox.policy.agents import user_settings
 from swifty_sandbox.policy.engine import temp_dirs
 from swifty_sandbox.policy.errors import ExitCode
 from swifty_sandbox.policy.paths import expand_home, is_within, project_digest, project_state_dir
@@ -427,9 +428,16 @@ def _read_only(policy: Policy, w: _Writable, by_rule_paths: tuple[str, ...],
     launchers = [p for p in launcher_paths(os.environ.get("PATH"), project)
                  if _inside_any(p, roots)]  # what the hooks run by name (pathguard.py)
     agent_runs, agent_missing, agent_links = _agent_programs(project, home, roots)
+    # The user's agent settings where a variable moved them (`CLAUDE_CONFIG_DIR`,
+    # `CODEX_HOME`) into a writable root: read-only, or watched while missing (the
+    # default folders in home are protected entries already).
+    user_files = [str(f) for f in user_settings(os.environ, policy.home)
+                  if _inside_any(str(f), roots) and first_link(str(f), roots) is None]
+    agent_missing += [f for f in user_files if not os.path.lexists(f)]
     trusted = trusted_paths(policy.settings.bwrap)
     candidates = [*by_rule_paths, *git.read_only, *policy_dirs, *trusted,
-                  *(p for p in launchers if os.path.lexists(p)), *agent_runs]
+                  *(p for p in launchers if os.path.lexists(p)), *agent_runs,
+                  *(f for f in user_files if os.path.isfile(f))]
     read_only = [p for p in dict.fromkeys(_mount_path(c, roots, resolved=c in trusted)
                                           for c in candidates) if p is not None]
     by_rule = set(by_rule_paths)

@@ -86,9 +86,9 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "位于本项目内，对每个命令都以只读方式挂载（命令无法改变下次运行所执行的内容）：{paths}",
     ),
     "doctor.fix.trusted_inside": (
-        "install swifty-sandbox outside your projects (`pipx install swifty-sandbox`) to "
+        "install swifty-sandbox outside your projects (`pipx install .` from the checkout) to "
         "keep the project's own virtualenv writable",
-        "请将 swifty-sandbox 安装在项目之外（`pipx install swifty-sandbox`），"
+        "请将 swifty-sandbox 安装在项目之外（在检出目录中 `pipx install .`），"
         "以便项目自己的虚拟环境保持可写",
     ),
     "doctor.caps": (

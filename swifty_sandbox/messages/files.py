@@ -87,6 +87,13 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "unknown tool `{tool}` in `{rule}` (known: {known})",
         "规则 `{rule}` 中的工具 `{tool}` 未知（可用：{known}）",
     ),
+    "rule.retired_tool": (
+        "{agent} no longer has a `{tool}` tool, so a rule for it would never apply: its "
+        "searches run through Bash (confined, hidden paths hidden); to keep files from "
+        "being read, write a `ReadFile(...)` deny rule",
+        "{agent} 已不再有 `{tool}` 工具，针对它的规则永远不会生效：它的搜索通过 Bash 运行"
+        "（受限运行，隐藏路径不可见）；如需阻止读取文件，请写 `ReadFile(...)` 拒绝规则",
+    ),
     "rule.empty_pattern": (
         "empty pattern in `{rule}`: write `{tool}` or `{tool}(*)` to match everything",
         "规则 `{rule}` 的模式为空：匹配全部请写 `{tool}` 或 `{tool}(*)`",

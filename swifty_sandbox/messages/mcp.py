@@ -44,6 +44,11 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "swifty-sandbox: {reason}\n  {request}\nAllow it?",
         "swifty-sandbox：{reason}\n  {request}\n是否允许？",
     ),
+    "mcp.question_changed": (
+        "Not run: decided again, this is not what you were asked (a path now leads "
+        "elsewhere). {reason}",
+        "未运行：重新裁决后，这已不是询问你的内容（某个路径现在指向别处）。{reason}",
+    ),
     "mcp.ask_denied": (
         "{reason} Not done: this MCP client cannot ask a person (no elicitation). To "
         "allow it, add {rules} with `effect: allow` to {file}.",

@@ -4,12 +4,15 @@ exist, what reached the model), each attack with an unconfined control."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from swifty_sandbox.cli.hook import runner
 
 from .conftest import Agent
 from .model_server import Call
@@ -91,12 +94,25 @@ def test_the_default_install_confines_the_real_agent(make_agent: MakeAgent, name
     agent = installed(make_agent, name)
     home = agent.home
     ordinary = "echo ordinary-ok; touch made-here; touch ~/escaped-write; echo after"
-    attack = "cat ~/.ssh/id_ed25519; echo pwned >> ~/.bashrc; echo attack-ran"
+    # The agent's own settings too: with the hook's entry gone, the next start would run
+    # every command unchecked (a Gemini command could do that while not confined).
+    settings = agent.config_dir / ("hooks.json" if name == "codex" else "settings.json")
+    installed_settings = settings.read_text()
+    attack = (f"cat ~/.ssh/id_ed25519; echo pwned >> ~/.bashrc; echo '{{}}' > {settings}; "
+              "echo attack-ran")
     script = [shell(name, command) for command, _ in TYPICAL]
-    script += [shell(name, ordinary), shell(name, attack), shell(name, "rm -rf ~")]
+    # An ask nobody can answer here (headless) must not run unasked.
+    (agent.project / ".swifty").mkdir()
+    (agent.project / ".swifty" / "permissions.yaml").write_text(
+        "- rule: Bash(touch asked-file)\n  effect: ask\n")
+    script += [shell(name, ordinary), shell(name, attack), shell(name, "rm -rf ~"),
+               shell(name, "touch asked-file")]
     run = agent.run(script, *extra(name))
     results = run.results()
-    assert len(results) == len(script), (run.stdout[-2000:], run.stderr[-2000:], results)
+    # Headless Gemini CLI ends the session at an ask (its confirmation cannot be shown):
+    # the last call gets no result, and does not run.
+    expected = len(script) - (1 if name == "gemini" else 0)
+    assert len(results) == expected, (run.stdout[-2000:], run.stderr[-2000:], results)
     # Twenty typical commands went through, their output at the model.
     went = [c for (c, shows), r in zip(TYPICAL, results, strict=False)
             if not refused(r) and (shows is None or shows in r)]
@@ -112,25 +128,50 @@ def test_the_default_install_confines_the_real_agent(make_agent: MakeAgent, name
     # The key never reached the model, ~/.bashrc is the user's own.
     assert agent.key not in run.model.text()
     assert (home / ".bashrc").read_text() == agent.bashrc
+    assert settings.read_text() == installed_settings
     # Blacklisted: refused with the reason as the tool's result; home is there.
     assert "Denied (" in results[2], results[2]
     assert (home / ".bashrc").exists() and (home / ".ssh" / "id_ed25519").exists()
+    assert not (agent.project / "asked-file").exists(), results[3:]
+    if name != "gemini":  # the refusal came back as the result
+        assert refused(results[3]) or "approval" in results[3].lower(), results[3]
     # The controls: without the sandbox each attack works.
     control = unconfined(home, f"{ordinary}; {attack}")
     assert agent.key in control.stdout and (home / "escaped-write").exists()
     assert (home / ".bashrc").read_text() != agent.bashrc
+    assert settings.read_text() == "{}\n"
 
 
-def test_claude_monitor_runs_confined(make_agent: MakeAgent) -> None:
-    # Monitor's command ran unconfined once (Claude Code sends it as its own tool).
+def test_claude_monitor_runs_confined_and_an_mcp_ask_comes_back_with_the_rule(
+        make_agent: MakeAgent) -> None:
+    """One Claude Code run (a start costs seconds): Monitor, then the MCP server.
+
+    Monitor's command ran unconfined once (Claude Code sends it as a tool of its own).
+    Claude Code speaks MCP 2026-07-28: an ask comes back as an input-required result,
+    which headless Claude Code cancels; it must come back as the denial with the rule,
+    not a transport error (the old mid-call elicitation had no back-channel there)."""
     agent = installed(make_agent, "claude-code")
+    (agent.project / ".swifty").mkdir()
+    (agent.project / ".swifty" / "permissions.yaml").write_text(
+        "- rule: Bash(touch deployed)\n  effect: ask\n")
+    config = agent.home / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"swifty": {
+        "command": runner()[0], "args": [*runner()[1:], "mcp"]}}}))
     monitor: dict[str, Any] = {"description": "watch", "timeout_ms": 5000,
                                "command": "touch monitor-ran; touch ~/monitor-escaped; "
                                           "echo monitor-line"}
-    run = agent.run([Call("ToolSearch", {"query": "select:Monitor"}),
+    run = agent.run([Call("ToolSearch", {"query": "select:Monitor,mcp__swifty__bash"}),
                      Call("Monitor", monitor),
-                     Call("Bash", {"command": "sleep 2; ls", "description": "wait"})])
-    assert len(run.results()) == 3, (run.stdout, run.stderr, run.results())
-    assert (agent.project / "monitor-ran").exists(), run.results()
+                     Call("mcp__swifty__bash", {"command": "touch ran-through-mcp"}),
+                     Call("mcp__swifty__bash", {"command": "touch deployed"}),
+                     Call("Bash", {"command": "sleep 1; ls", "description": "wait"})],
+                    "--mcp-config", str(config), "--allowedTools", "mcp__swifty__bash")
+    results = run.results()
+    assert len(results) == 5, (run.stdout[-2000:], run.stderr[-2000:], results)
+    assert (agent.project / "monitor-ran").exists(), results
     assert not (agent.home / "monitor-escaped").exists()
+    assert (agent.project / "ran-through-mcp").exists(), results[2]
+    assert not (agent.project / "deployed").exists()
+    assert "`Bash(touch deployed)`" in results[3] and "effect: allow" in results[3]
+    assert "back-channel" not in results[3]
     assert unconfined(agent.home, "touch ~/monitor-escaped").returncode == 0  # control

@@ -263,3 +263,12 @@ def test_runners_whose_ordinary_behaviour_runs_code_are_warned_about(repo: Path)
         ("risky-grant", "warning", 1 + 2 * i) for i in range(7)]
     assert "in effect `Bash(*)`" in findings[0]["message"]
     assert code == 0
+
+
+def test_a_rule_for_a_tool_claude_code_no_longer_has(repo: Path) -> None:
+    # Claude Code 2.1 dropped Grep and Glob: a rule for them could never apply.
+    target = repo / ".swifty" / "permissions.yaml"
+    target.write_text("- rule: Grep(src/**)\n  effect: deny\n")
+    code, out, _ = audit(str(target))
+    assert code != 0 and "error[unknown-tool]" in out
+    assert "no longer has a `Grep` tool" in out and "never apply" in out

@@ -159,7 +159,9 @@ def test_a_link_swapped_in_while_the_person_answers_is_not_followed(project: Pat
                              call("write_file", path="dir/notes.txt", content="planted\n"),
                              approve=["notes.txt"], on_ask=plan_swap)
     assert len(asked) == 1 and write["is_error"], write
-    assert "symbolic link" in write["text"]
+    # Decided again after the answer, the path leads elsewhere: the answer is not for it
+    # (and the open would not follow the link either).
+    assert "not what you were asked" in write["text"] or "symbolic link" in write["text"]
     assert not (home / "notes.txt").exists()
     assert (project / "moved" / "notes.txt").read_text() == "old\n"
     with open(project / "dir" / "notes.txt", "w") as naive:  # the control

@@ -95,7 +95,12 @@ DENY_CLASSES["code as text"] = (
      ". <(printf '%s\\n' 'rm x')", "sh -c \"$(echo 'rm x')\"", "eval \"$(printf 'rm x')\"",
      "eval $(echo rm x)", "{ echo ls; echo 'rm x'; } | sh", "echo 'rm x' | sudo bash",
      "echo 'rm x' | source /dev/stdin", "bash <(echo git push --force)",
-     "bash <(echo rm -f x)", "sh <<< \"$(echo 'rm x')\""],
+     "bash <(echo rm -f x)", "sh <<< \"$(echo 'rm x')\"",
+     # a script the command itself wrote, xargs putting its input into a shell's code
+     "printf 'rm x' > s.sh; bash s.sh", "cat > s.sh <<'EOF'\nrm -f x\nEOF\nchmod +x s.sh && ./s.sh",
+     "echo ls > s.sh; echo 'rm x' >> s.sh; sh ./s.sh", "echo 'rm x' > s.sh; source s.sh",
+     "echo 'rm x' | xargs -I{} sh -c '{}'", "xargs -I{} sh -c {} <<< 'rm x'",
+     "echo x | xargs -I{} rm {}"],
     ["source <(echo ls)", "eval \"$(echo ls)\"", "echo ls | source /dev/stdin",
      "source .venv/bin/activate", "eval $(echo echo hi)"],
 )
@@ -229,13 +234,15 @@ ALLOW_CLASSES: dict[str, tuple[list[str], list[str]]] = {
          "curl -o ~/x https://a", "cmake --build /other", "cmake -B /other -S .",
          "ninja -C /other", "mvn -f /other/pom.xml test", "gradle -p /other test",
          "patch -d /other -p1 -i x.diff", "echo x > ~/notes", "cat a >> /etc/hosts",
-         "cd ~ && cp a b", "make -C $D", "tar -xf a -C $D"],
+         "cd ~ && cp a b", "make -C $D", "tar -xf a -C $D", "cd ~ && tar -xf a.tar",
+         "cd /etc && unzip a.zip"],
         ["tar -xf x.tar", "tar -xzf a.tgz -C vendor/", "tar -xf ~/Downloads/x.tar -C build",
          "tar -czf dist/a.tgz src", "tar -cf /tmp/a.tar .", "make -C sub", "cargo build",
          "cargo build --target-dir target/x", "gcc -o bin/x a.c", "rsync -a src/ dst/",
          "npm --prefix frontend run build", "unzip -o dist.zip -d dist/", "echo hi > /tmp/x",
          "cat x > out.txt", "zip -r a.zip src", "cmake -B build -S .", "cmake --build build",
-         "ninja -C build", "cp a /tmp/b", "cd src && cp a b", "cp $(ls) /tmp/"],
+         "ninja -C build", "cp a /tmp/b", "cd src && cp a b", "cp $(ls) /tmp/",
+         "cd vendor && tar -xf a.tar", "cd /tmp && unzip a.zip"],
     ),
     "assignments": (
         ["PATH=/tmp ls", "LD_PRELOAD=/tmp/x.so ls", "export PATH=/tmp; ls",
@@ -324,12 +331,15 @@ def test_code_made_at_run_time_is_never_allowed(project: Path, mode: str) -> Non
         "- rule: Bash(*)\n  effect: allow\n- rule: Bash(git push *)\n  effect: deny\n")
     commands = ['eval "$x"', 'bash -c "$x"', "bash <(gen)", "gen | sh", 'bash <<< "$x"',
                 "source <(gen)", "sh /dev/stdin < <(gen)", "eval $(cat f)",
-                'echo "$x" | bash', "x=$(gen); sh -c \"$x\""]
+                'echo "$x" | bash', "x=$(gen); sh -c \"$x\"",
+                "exec 3< <(echo 'git push'); bash /dev/fd/3", "source /proc/self/fd/4",
+                "gen > s.sh; sh s.sh", "gen | xargs -I{} sh -c '{}'",
+                "gen | xargs -I % bash -c 'echo %'"]
     for command, decision in zip(commands, decide(project, commands, mode), strict=True):
         assert (decision["effect"], decision["layer"]) == ("ask", "analysis"), (
             command, decision)
     controls = ["bash script.sh", "cat f | bash", "bash < f", "echo ls | bash",
-                "bash -c 'ls'"]
+                "bash -c 'ls'", "echo ls > s.sh; bash s.sh", "gen | xargs -I{} echo {}"]
     for command, decision in zip(controls, decide(project, controls, mode), strict=True):
         assert allowed_by_rule(decision, mode), (command, decision)
 

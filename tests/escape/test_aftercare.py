@@ -520,3 +520,27 @@ def test_a_worktree_removed_with_rm_is_gone_entirely(
     assert not worktree.exists(), result
     assert "removed" in result.stderr
     assert "prunable" in git(repo, "worktree", "list", "--porcelain")
+
+
+@pytest.mark.parametrize("exists", [True, False])
+def test_user_settings_moved_into_a_writable_root(
+        attack: Attack, project: Path, monkeypatch: pytest.MonkeyPatch,
+        exists: bool) -> None:
+    """Next variant: `CLAUDE_CONFIG_DIR` puts the user's Claude Code settings in the
+    project (a per-project config dir): they are the agent's, not the project's, and
+    hooks there run at its next start."""
+    config = project / ".claude-user"
+    config.mkdir()
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    settings = config / "settings.json"
+    if exists:
+        settings.write_text("{}\n")
+
+    def reset() -> None:
+        if exists:
+            settings.write_text("{}\n")
+        else:
+            settings.unlink()
+
+    attack(f"echo '{HOOKS}' > {settings}",
+           lambda: settings.exists() and "pwned" in settings.read_text(), reset)

@@ -72,6 +72,8 @@ DANGEROUS: list[tuple[str, str]] = [
     ("fork-bomb", "echo $(f(){ f|f& };f)"), ("fork-bomb", "x=$(:(){ :|:& };:)"),
     ("fork-bomb", 'echo "$(b(){ b|b& };b)"'), ("fork-bomb", "echo `g(){ g&g; }; g`"),
     ("fork-bomb", "cat <(f(){ f|f& };f)"),
+    # through other functions
+    ("fork-bomb", "a(){ b|b& }; b(){ a|a& }; a"), ("fork-bomb", "a(){ b & }; b(){ a; }; a"),
     # find
     (RM, "find / -delete"), (RM, "find ~ -delete"), (RM, "find / -exec rm -rf {} +"),
     (RM, "find . -delete"), (RM, "find $HOME -mindepth 1 -delete"),
@@ -197,7 +199,8 @@ BENIGN = [
     "mkfs_helper --help",
     "npm run build && npm test", "busybox ls -la", "env -S 'make test'",
     "echo 'r\\\nm -rf ~'", "cat <<'E'\nr\\\nm -rf ~\nE", "# r\\\nls",
-    "echo $(for f in *.md; do echo $f; done)",
+    "echo $(for f in *.md; do echo $f; done)", "a(){ b; }; b(){ echo; }; a",
+    "a(){ b|b; }; b(){ echo hi; }; a", "f(){ g; }; g(){ f; }; f",
     "make -j4 && make install DESTDIR=/tmp/stage",
     "sudo apt-get install -y ripgrep", "docker run --rm -it ubuntu bash",
 ]

@@ -274,3 +274,12 @@ def test_the_lexical_reading_of_dot_dot_counts_too(box_for: Box, project: Path,
     assert box_for().check(write("d1/y")).layer is Layer.RULE
     # Without a `..` the names agree: a link's target alone is judged.
     assert box_for().check(write("src/up/z")).layer is Layer.RULE
+
+
+def test_agent_settings_whatever_their_case(box_for: Box) -> None:
+    """On a case-insensitive file system `.Claude/Settings.json` is the agent's file."""
+    box = box_for(mode="bypassPermissions")
+    for path in ("sub/.Claude/Settings.json", "x/.MCP.json", ".Gemini/SETTINGS.json"):
+        decision = box.check(write(path))
+        assert (decision.effect, decision.layer) == (Effect.DENY, Layer.PROTECTED), path
+    assert box.check(write("sub/.claude/notes.json")).effect is Effect.ALLOW
