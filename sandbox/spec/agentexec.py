@@ -44,6 +44,12 @@ _PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR
                  "CODEX_PROJECT_DIR", "PWD")
 _SCRIPT = re.compile(r"\.(sh|bash|zsh|py|js|mjs|cjs|ts|rb|pl|php|ps1|lua)$")
 _OPERATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", "|&", ";;"})
+# Programs that run the program after them (their options and a duration skipped),
+# and the shells whose `-c` takes a command string.
+_WRAPPERS = frozenset({"env", "exec", "command", "nohup", "nice", "time", "timeout",
+                       "setsid", "stdbuf", "ionice", "chrt", "builtin"})
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"})
+_DURATION = re.compile(r"^[0-9]+(\.[0-9]+)?[smhd]?$")
 _LIMIT = 1 << 20  # `~/.claude.json` holds every project's history: a cap, not a parse
 _JSON_STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 
@@ -124,9 +130,13 @@ def _commands(value: object, project: str, home: str) -> Iterator[tuple[str, boo
             yield from _commands(item, project, home)
 
 
-def _shell(command: str, project: str, home: str) -> Iterator[tuple[str, bool]]:
+def _shell(command: str, project: str, home: str, directory: str = "", depth: int = 0
+           ) -> Iterator[tuple[str, bool]]:
     """A shell command string: the word at each program position, and each other word
-    that names a file (a script handed to an interpreter)."""
+    that names a file (a script handed to an interpreter). A program run through a
+    wrapper (`env VAR=1 node`, `exec`, `timeout 5`) is still at a program position, and
+    the string after a shell's `-c` is a command of its own (`bash -c 'cd tools &&
+    ./lint.sh'`), not one path with spaces in it."""
     lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     try:
@@ -134,14 +144,26 @@ def _shell(command: str, project: str, home: str) -> Iterator[tuple[str, bool]]:
     except ValueError:  # an open quote: the agent's shell fails; be generous anyway
         tokens = command.split()
     at_program = True
-    directory = ""  # after `cd DIR`, relative words are relative to DIR
     after_cd = False
+    wrapped = False  # after a wrapper: its options and arguments, then the program
+    inline = False  # after a shell's `-c`: the next word is a command string
+    shell_program = False
     for token in tokens:
         if token in _OPERATORS:
-            at_program = True
+            at_program, wrapped, inline, shell_program = True, False, False, False
+            continue
+        if inline and not token.startswith("-"):
+            inline = False
+            if depth < 4:
+                yield from _shell(token, project, home, directory, depth + 1)
             continue
         if at_program and "=" in token and not token.startswith(("=", "/", ".")):
             continue  # `VAR=value cmd`
+        if wrapped and (token.startswith("-") or _DURATION.match(token)):
+            continue  # `env -i`, `nice -n 5`, `timeout 5`
+        if not at_program and token.startswith("-") and not token.startswith("--") \
+                and "c" in token and shell_program:
+            inline = True  # `bash -c`, `sh -ec`, `bash -lc`
         for word in _words(token, project, home):
             if after_cd:
                 directory = os.path.join(directory, word)
@@ -149,7 +171,13 @@ def _shell(command: str, project: str, home: str) -> Iterator[tuple[str, bool]]:
             yield (os.path.join(directory, word) if directory and "/" in word
                    else word), at_program
         after_cd = at_program and token == "cd"
-        at_program = False
+        if at_program:
+            name = os.path.basename(token)
+            shell_program = name in _SHELLS
+            wrapped = name in _WRAPPERS
+            at_program = wrapped
+        else:
+            wrapped = False
 
 
 def _argv(argv: list[str], project: str, home: str, *, first: bool = True

@@ -81,8 +81,11 @@ def _agent_runs(p: Path, h: Path) -> None:
     (p / ".claude" / "hooks").mkdir(parents=True)
     (p / ".claude" / "hooks" / "guard.sh").write_text(ORIGINAL)
     hook = {"type": "command", "command": '"$CLAUDE_PROJECT_DIR"/.claude/hooks/guard.sh'}
+    inline = {"type": "command", "command": "bash -c 'cd tools && ./lint.sh'"}
+    (p / "tools").mkdir()
+    (p / "tools" / "lint.sh").write_text(ORIGINAL)
     (p / ".claude" / "settings.json").write_text(json.dumps(
-        {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [hook]}]}}))
+        {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [hook, inline]}]}}))
     (p / "srv").mkdir()
     (p / "srv" / "index.js").write_text(ORIGINAL)
     (p / ".mcp.json").write_text(json.dumps({"mcpServers": {"x": {
@@ -113,6 +116,9 @@ INVARIANTS: tuple[Row, ...] = (
     Row("rewrite the script a hook in the settings runs", Tool.EDIT_FILE,
         "{p}/.claude/hooks/guard.sh", "deny", "swifty-sandbox or its hooks run",
         unchanged=("{p}/.claude/hooks/guard.sh",), setup=_agent_runs),
+    Row("rewrite the script a hook runs through bash -c", Tool.WRITE_FILE,
+        "{p}/tools/lint.sh", "deny", "swifty-sandbox or its hooks run",
+        unchanged=("{p}/tools/lint.sh",)),
     Row("rewrite the script an MCP server in the settings runs", Tool.WRITE_FILE,
         "{p}/srv/index.js", "deny", "swifty-sandbox or its hooks run",
         unchanged=("{p}/srv/index.js",)),

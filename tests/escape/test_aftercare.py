@@ -349,6 +349,12 @@ SCRIPT_CASES = [
     # Cursor's hooks name scripts from the `.cursor` folder.
     (".cursor/hooks.json", {"version": 1, "hooks": {"beforeShellExecution": [
         {"command": "./hooks/gate.sh"}]}}, ".cursor/hooks/gate.sh"),
+    # Next variants: the command handed to a shell as one string (`bash -c '…'`), whose
+    # words are the inner command's, not one path with spaces in it.
+    (".claude/settings.json", _hook("bash -c 'cd tools && ./lint.sh'"), "tools/lint.sh"),
+    (".claude/settings.json", _hook('sh -c "python3 .claude/hooks/guard.py"'),
+     ".claude/hooks/guard.py"),
+    (".claude/settings.json", _hook("env -i bash -lc 'exec hooks/gate'"), "hooks/gate"),
 ]
 
 
@@ -377,12 +383,18 @@ def test_a_missing_script_the_settings_name_is_moved_aside(
     _runs_again(project, home)
 
 
+@pytest.mark.parametrize("command", [
+    "node hook.js",
+    # Next variants: the program after a prefix that runs it (variables, a wrapper).
+    "env NODE_ENV=ci node hook.js", "exec node hook.js", "timeout 5 node hook.js",
+    "nice -n 5 node hook.js", "bash -c 'node hook.js'"])
 def test_a_program_the_settings_run_by_name_from_a_project_path_dir(
-        attack: Attack, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        attack: Attack, project: Path, monkeypatch: pytest.MonkeyPatch,
+        command: str) -> None:
     """Next variant: the hook runs `node` by name, and PATH has the project's
     `node_modules/.bin` first: a planted `node` there would run unconfined."""
     monkeypatch.setenv("PATH", f"{project}/node_modules/.bin:{os.environ['PATH']}")
-    _settings(project, ".claude/settings.json", _hook("node hook.js"))
+    _settings(project, ".claude/settings.json", _hook(command))
     planted = project / "node_modules" / ".bin" / "node"
     attack("mkdir -p node_modules/.bin && printf '#!/bin/sh\\n' > node_modules/.bin/node",
            planted.exists, _reset(project / "node_modules"))
