@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .shell import MAX_DEPTH, Script, Simple, Word, parse
+from .shell import MAX_DEPTH, Script, Simple, Word, ansi_c, parse
 
 # Wrapper → its options that take a separate value.
 WRAPPERS: dict[str, frozenset[str]] = {
@@ -874,7 +874,10 @@ def _fed_text(feeder: Simple) -> str | None:
         rest = values[options:]
         if any(v is None for v in rest):
             return None
-        return " ".join(v for v in rest if v is not None).replace("\\n", "\n")
+        text = " ".join(v for v in rest if v is not None)
+        if any("e" in (v or "") for v in values[:options]):
+            return ansi_c(text)  # `echo -e 'rm -rf \\x2f'` prints `rm -rf /`
+        return text.replace("\\n", "\n")
     if program == "printf":
         if values[:1] == ["--"]:
             values = values[1:]
@@ -900,13 +903,20 @@ def _printf(fmt: str, args: list[str]) -> str | None:
         return None
     out: list[str] = []
     rest = list(args)
-    while True:
-        def fill(m: re.Match[str]) -> str:
-            return "%" if m.group(0) == "%%" else (rest.pop(0) if rest else "")
-        out.append(_PRINTF_DIRECTIVE.sub(fill, fmt))
+    while True:  # escapes in the format and in `%b` arguments, never in `%s` ones
+        at = 0
+        for m in _PRINTF_DIRECTIVE.finditer(fmt):
+            out.append(ansi_c(fmt[at:m.start()]))
+            at = m.end()
+            if m.group(0) == "%%":
+                out.append("%")
+            else:
+                arg = rest.pop(0) if rest else ""
+                out.append(ansi_c(arg) if m.group(1) == "b" else arg)
+        out.append(ansi_c(fmt[at:]))
         if not rest or not any(m.group(0) != "%%" for m in _PRINTF_DIRECTIVE.finditer(fmt)):
             break
-    return "".join(out).replace("\\n", "\n").replace("\\t", "\t")
+    return "".join(out)
 
 
 def static_output(script: Script) -> str | None:

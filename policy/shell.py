@@ -147,7 +147,7 @@ _ANSI = re.compile(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0
                    re.DOTALL)
 
 
-def _ansi_c(body: str) -> str:
+def ansi_c(body: str) -> str:
     """The value of `$'…'` (so `$'\\x72m'` is seen as `rm`)."""
 
     def one(m: re.Match[str]) -> str:
@@ -204,7 +204,7 @@ class _TreeSitter:
         if kind == "raw_string":
             return text[1:-1]
         if kind == "ansi_c_string":
-            return _ansi_c(text[2:-1])
+            return ansi_c(text[2:-1])
         if kind == "translated_string":
             return self._value(node.named_children[0], subs) if node.named_children else ""
         if kind == "string":

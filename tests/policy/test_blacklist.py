@@ -72,6 +72,10 @@ DANGEROUS: list[tuple[str, str]] = [
     ("fork-bomb", "echo $(f(){ f|f& };f)"), ("fork-bomb", "x=$(:(){ :|:& };:)"),
     ("fork-bomb", 'echo "$(b(){ b|b& };b)"'), ("fork-bomb", "echo `g(){ g&g; }; g`"),
     ("fork-bomb", "cat <(f(){ f|f& };f)"),
+    # escapes that printf and `echo -e` interpret before a shell reads their output
+    (RM, "bash <(echo -e 'rm -rf \\x2f')"), (RM, "bash <(printf 'rm -rf \\057')"),
+    (RM, "bash <(printf '%b' 'rm -rf \\x2f')"), (RM, "echo -e 'rm -rf \\x7e' | sh"),
+    (RM, "bash -c \"$(printf 'r\\\\\\nm -rf ~')\""),
     # through other functions
     ("fork-bomb", "a(){ b|b& }; b(){ a|a& }; a"), ("fork-bomb", "a(){ b & }; b(){ a; }; a"),
     # find
@@ -201,6 +205,7 @@ BENIGN = [
     "echo 'r\\\nm -rf ~'", "cat <<'E'\nr\\\nm -rf ~\nE", "# r\\\nls",
     "echo $(for f in *.md; do echo $f; done)", "a(){ b; }; b(){ echo; }; a",
     "a(){ b|b; }; b(){ echo hi; }; a", "f(){ g; }; g(){ f; }; f",
+    "bash <(printf '%s' 'rm -rf \\x2f')",
     "make -j4 && make install DESTDIR=/tmp/stage",
     "sudo apt-get install -y ripgrep", "docker run --rm -it ubuntu bash",
 ]
