@@ -22,6 +22,7 @@ def doctor(as_json: bool) -> None:
     import os
     from pathlib import Path
 
+    # Here: every command loads this module (the click group) and only `doctor` needs them.
     from swifty_sandbox.policy import find_project
     from swifty_sandbox.policy.files import PolicyFiles
     from swifty_sandbox.policy.settings import load_settings

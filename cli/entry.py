@@ -73,7 +73,7 @@ def main() -> None:
 
 
 def _slow(*, start_server: bool) -> None:
-    from .main import main as click_main
+    from .main import main as click_main  # click and the CLI: only when no server serves
 
     try:
         click_main(prog_name="swifty-sandbox")
@@ -336,6 +336,7 @@ def _call(sock: _socket.socket, args: list[str]) -> int | None:
                 signal.signal(signum, signal.default_int_handler if signum == signal.SIGINT
                               else signal.SIG_DFL)
         return None
+    # Only when the server was lost mid-call: the fast path loads nothing of ours.
     from swifty_sandbox.messages import t
     from swifty_sandbox.policy.errors import ExitCode
 

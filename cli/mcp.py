@@ -27,6 +27,7 @@ def mcp_command(project: Path | None, mode: str | None, sandbox_mode: str | None
       claude mcp add swifty -- swifty-sandbox mcp --project .
     """
     try:
+        # The MCP SDK is an optional extra: only `mcp` loads it.
         from swifty_sandbox.sandbox.agents.mcp_server import serve_stdio
     except ImportError as e:
         raise UsageError(t("mcp.missing")) from e

@@ -100,6 +100,7 @@ def prepare() -> None:
     or project's file."""
     from pathlib import Path
 
+    # Named here, imported by warm_up: after the code stamp, which must see every import.
     from swifty_sandbox.policy.profile import load_profile
     from swifty_sandbox.policy.programs import builtin_table
     from swifty_sandbox.policy.shell import parse
@@ -456,7 +457,7 @@ def _work(conn: socket.socket, mine: dict[str, object], pid: int, pidfd: int) ->
 
 def _run_cli(argv: list[str]) -> int:
     """The click CLI's exit status, as the interpreter would make it of SystemExit."""
-    from .main import main
+    from .main import main  # imported by warm_up, after the code stamp (see prepare)
 
     try:
         main(args=argv, prog_name="swifty-sandbox")

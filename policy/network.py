@@ -28,6 +28,8 @@ from dataclasses import dataclass
 
 from swifty_sandbox.messages import t
 
+from .yamlnodes import Source, compose, mapping, string_list
+
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -295,7 +297,6 @@ def presets() -> dict[str, tuple[str, ...]]:
     """`profiles/network.yaml`: preset name (without `@`) → its host entries."""
     from importlib import resources
 
-    from .yamlnodes import Source, compose, mapping, string_list
 
     text = (resources.files("swifty_sandbox.profiles") / "network.yaml").read_text("utf-8")
     source = Source("<profiles/network.yaml>", text)

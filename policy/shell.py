@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .evaluation import evaluated_code, substitutions_in
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
@@ -607,7 +609,6 @@ def _parse_tree_sitter(command: str, depth: int) -> tuple[Script | None, str | N
     except RecursionError:  # deep nesting: the rough reading takes over
         return None, doubt or "nested too deeply"
     if doubt is None:  # `x='a[$(cmd)]'; echo $((x))` runs cmd (policy/evaluation.py)
-        from .evaluation import evaluated_code
 
         doubt = evaluated_code(tree.root_node, source, depth)
     return Script(tuple(walker.commands), tuple(walker.functions)), doubt
@@ -747,7 +748,6 @@ def parse(command: str, depth: int = 0) -> Script:
             lambda m: "test" if m.group(0) == "[[" else "", command), depth)[0])
     readings.append(rough(command))
     if script is not None and _EVALUATED.search(command):  # a value run as code
-        from .evaluation import substitutions_in
 
         readings.extend(parse(body, depth + 1) for body in substitutions_in(command))
     return Script(error=doubt,
