@@ -242,6 +242,7 @@ def test_unresolved_is_only_for_what_cannot_be_moved(project: Path, home: Path) 
     assert Sandbox(project, home=home).run(["true"]).exit_code != EXIT_SETUP
 
 
+@pytest.mark.differs("user-edit-during-run")
 def test_a_command_writing_after_the_users_replace_is_undone(
         repo: Path, home: Path, outside_temp: Path) -> None:
     """Real bwrap: while the command waits, the user's `git config` replaces
@@ -499,6 +500,7 @@ def worktree(repo: Path) -> Path:
 @pytest.mark.parametrize("command", ["git worktree remove wt",
                                      "git worktree remove --force wt",
                                      "git worktree move wt wt2"])
+@pytest.mark.differs("worktree-lock")
 def test_a_worktree_is_not_left_half_removed(
         attack: Attack, repo: Path, worktree: Path, command: str) -> None:
     """Its gitfile and admin files are read-only inside, so a removal stopped at the
