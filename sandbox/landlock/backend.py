@@ -100,8 +100,8 @@ class LandlockBackend:
         """The launcher's argv: the caps' cgroup join before it, the ruleset, the two
         seccomp filters and the rlimits in memfds, its status pipe; TMPDIR at the
         project's temp dir; the protected trees recorded, put back when it ends."""
-        from ..run.aftercare import _record
         from ..linux.backend import launch_caps
+        from ..run.aftercare import _record
         from .repair import repair, snapshot
 
         abi, why = kernel_abi()

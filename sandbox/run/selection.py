@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 from swifty_sandbox.messages import t
 
 if TYPE_CHECKING:
-    from .executor import Completed
     from ..spec.compiler import SandboxSpec
+    from .executor import Completed
 
 CHOICES = ("auto", "bwrap", "landlock")
 ENV = "SWIFTY_BACKEND"
@@ -82,9 +82,9 @@ def landlock_refused() -> str | None:
 
 
 def neither(bwrap_error: str, landlock_error: str) -> Exception:
+    from ..spec.compiler import SetupError
     from .doctor import userns_fix
     from .probe import read_sysctl
-    from ..spec.compiler import SetupError
 
     fix = userns_fix(read_sysctl("kernel.apparmor_restrict_unprivileged_userns"),
                      read_sysctl("user.max_user_namespaces"),
@@ -110,8 +110,8 @@ def run_selected(spec: SandboxSpec, command: Sequence[str], **options: Any) -> C
     import dataclasses
 
     from ..backend import backend_named
-    from .launch import run_confined
     from ..spec.compiler import SetupError
+    from .launch import run_confined
 
     if not on_linux():
         return run_confined(spec, command, **options)

@@ -17,7 +17,7 @@ import psutil
 import pytest
 
 from swifty_sandbox import Sandbox
-from swifty_sandbox.sandbox import RunResult
+from swifty_sandbox.sandbox.agents import RunResult
 from tests.listener import Listener, tcp_listener
 
 pytestmark = pytest.mark.linux

@@ -14,11 +14,11 @@ from click.testing import CliRunner
 from swifty_sandbox import Sandbox
 from swifty_sandbox.cli.main import main as cli
 from swifty_sandbox.policy.paths import is_within
-from swifty_sandbox.sandbox.run import apparmor, selection
 from swifty_sandbox.sandbox.landlock import abi as ll
 from swifty_sandbox.sandbox.landlock import launcher
 from swifty_sandbox.sandbox.landlock.netfilter import network_rules
 from swifty_sandbox.sandbox.landlock.ruleset import Ruleset, compile_ruleset
+from swifty_sandbox.sandbox.run import apparmor, selection
 from swifty_sandbox.sandbox.spec.compiler import SetupError
 
 READ, WRITE = ll.FS["read_file"], ll.FS["write_file"]
