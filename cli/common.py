@@ -32,6 +32,11 @@ sandbox_option = click.option(
     "--sandbox", "sandbox_mode", type=click.Choice([m.value for m in SandboxMode]),
     help="auto: confined and auto-allowed; manual: confined, asks stay; off: UNCONFINED.")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+backend_option = click.option(
+    "--backend", type=click.Choice(["auto", "bwrap", "landlock"]),
+    help="Linux: bwrap (namespaces), landlock (where namespaces are refused), or auto "
+         "(bwrap where it can, else Landlock; default: $SWIFTY_BACKEND, then "
+         "sandbox.backend).")
 
 
 def echo_json(obj: object) -> None:

@@ -7,16 +7,27 @@ from pathlib import Path
 
 import click
 
+from swifty_sandbox.messages import t
 from swifty_sandbox.policy import Mode
 from swifty_sandbox.sandbox.agents import Sandbox
 from swifty_sandbox.sandbox.backend import TARGETS, Host, backend_for_target
 from swifty_sandbox.sandbox.oci.backend import DEFAULT_IMAGE
 
-from .common import echo_json, json_option, mode_option, project_option, reports_errors
+from .common import (
+    backend_option,
+    echo_json,
+    json_option,
+    mode_option,
+    project_option,
+    reports_errors,
+)
 
 
 @click.command(name="compile")
-@click.option("--target", type=click.Choice(list(TARGETS)), required=True)
+@click.option("--target", type=click.Choice(list(TARGETS)),
+              help="What to print (default: the backend's own: bwrap, or landlock with "
+                   "--backend landlock).")
+@backend_option
 @project_option
 @mode_option
 @json_option
@@ -27,7 +38,8 @@ from .common import echo_json, json_option, mode_option, project_option, reports
               help="kubernetes: the container image.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @reports_errors
-def compile_command(target: str, project: Path | None, mode: str | None,
+def compile_command(target: str | None, backend: str | None, project: Path | None,
+                    mode: str | None,
                     as_json: bool, bundle: Path | None, image: str,
                     command: tuple[str, ...]) -> None:
     """Print the sandbox the policy compiles to, for any platform: the bwrap argv (for
@@ -39,7 +51,11 @@ def compile_command(target: str, project: Path | None, mode: str | None,
     `{"target", "argv"}`, `{"target", "pfc"}`, `{"target", "bpf_base64"}`,
     `{"target", "profile", "params", "argv"}`, `{"target", "bundle", "config"}`,
     `{"target", "seccomp"}` or `{"target", "objects", "seccomp_profile"}`."""
-    box = Sandbox(project, mode=Mode(mode) if mode else None)
+    if target is None:
+        if backend is None or backend == "auto":
+            raise click.UsageError(t("cli.compile_target"))
+        target = backend
+    box = Sandbox(project, mode=Mode(mode) if mode else None, backend=backend)
     placeholder = [] if TARGETS[target] == "oci" else ["CMD", "ARG..."]  # oci: a real one
     # bwrap, seatbelt: described as `run` would launch it here (its working directory,
     # caps and network; dry: placeholder descriptors, nothing made).

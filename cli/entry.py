@@ -20,11 +20,11 @@ labels; its installed code must not have changed since it started. Anything else
 another server or none. It listens in `~/.cache/swifty-sandbox/run/` (0700, protected
 from sandboxed commands) and serves only peers of its own uid in its own namespaces,
 judged through a pidfd (a recycled pid cannot pass); the caller checks the server the
-same way before it hands over anything. A Landlock domain shows nowhere in /proc, so
-each side proves it is not confined more than the other (`handshake`): it names a
-descriptor of the other's that only a process allowed to read the other's /proc
-entry can see, which Landlock (and a confining LSM) refuses towards a process
-outside the reader's domain.
+same way (its uid, namespaces and whole context) before it hands over anything. A
+Landlock domain shows nowhere in /proc, so each side proves it is not confined more
+than the other (`handshake`): it names a descriptor of the other's that only a process
+allowed to read the other's /proc entry can see, which Landlock (and a confining LSM)
+refuses towards a process outside the reader's domain.
 A terminal on standard input stays here (job control, prompts). `SWIFTY_DAEMON=off`
 disables it.
 """
@@ -46,7 +46,7 @@ _PROCESS_RELATIVE = ("/proc/self", "/proc/thread-self", "/dev/fd/", "/dev/tty")
 # on these are served by it (and they name its socket); every other variable is the
 # call's own, sent with it, and nothing the server computed ahead depends on one.
 SERVER_VARS = frozenset({"HOME", "LANG", "LANGUAGE", "TZ", "GLIBC_TUNABLES"})
-SERVER_PREFIXES = ("PYTHON", "LD_", "LC_", "MALLOC_")
+SERVER_PREFIXES = ("PYTHON", "LD_", "LC_", "MALLOC_", "OPENSSL_")
 PROTOCOL = 2
 MAX_HEADER = 4 << 20
 ACCEPTED, REFUSED, EXITED, SIGNAL = b"A", b"R", b"X", b"S"
@@ -160,6 +160,43 @@ def namespaces(pid: int | str) -> tuple[str, ...]:
                  for ns in ("user", "mnt", "pid", "net", "ipc", "uts", "cgroup"))
 
 
+# Seccomp: the server runs only without a filter (`serve`), so equal fields mean the
+# caller has none either: /proc shows how many filters a process has, never which.
+# TracerPid: a tracer may confine what its tracee does (ptrace sandboxes).
+_STATUS_FIELDS = (b"Uid:", b"Gid:", b"Groups:", b"Umask:", b"SigBlk:", b"SigIgn:",
+                  b"CapInh:", b"CapPrm:",
+                  b"CapEff:", b"CapBnd:", b"CapAmb:", b"NoNewPrivs:", b"Seccomp:",
+                  b"Seccomp_filters:", b"Speculation_Store_Bypass:", b"Cpus_allowed_list:",
+                  b"Mems_allowed_list:", b"TracerPid:")
+# The LSM labels: the first major LSM's (`current`, `exec`: the label of its next
+# exec) and each stacked one's own directory.
+_ATTRS = ("attr/current", "attr/exec", "attr/apparmor/current", "attr/apparmor/exec",
+          "attr/smack/current", "attr/selinux/current", "attr/selinux/exec")
+
+
+def _proc(pid: int | str, name: str) -> bytes:
+    try:
+        with open(f"/proc/{pid}/{name}", "rb") as f:
+            return f.read(1 << 16)
+    except OSError:
+        return b"?"
+
+
+def context(pid: int | str) -> tuple[object, ...]:
+    """What a worker inherits from the server rather than from its caller, as /proc
+    shows it for `pid`: the server compares each caller's with its own, and the caller
+    the server's with its own. Not a Landlock domain, which /proc does not show: the
+    handshake proves that."""
+    status = tuple(line for line in _proc(pid, "status").splitlines()
+                   if line.startswith(_STATUS_FIELDS))
+    stat_fields = _proc(pid, "stat").rsplit(b")", 1)[-1].split()
+    root = os.stat(f"/proc/{pid}/root")
+    return (status, namespaces(pid), (root.st_dev, root.st_ino),
+            os.readlink(f"/proc/{pid}/exe"), _proc(pid, "cgroup"), _proc(pid, "limits"),
+            tuple(_proc(pid, name) for name in _ATTRS), _proc(pid, "oom_score_adj"),
+            stat_fields[15:17])  # priority, nice
+
+
 def peer(sock: _socket.socket) -> tuple[int, int] | None:
     """The other end's pid and a pidfd for it, when it is a process of our uid in our
     namespaces — never a sandboxed command, which always has namespaces of its own.
@@ -233,8 +270,10 @@ def _connect() -> _socket.socket | None:
         found = peer(sock)  # never hand our descriptors and environment elsewhere
         if found is None:
             raise OSError("not our server")
-        ok = alive(found[1])
-        os.close(found[1])
+        try:  # a listener confined otherwise than we are (planted there) gets nothing
+            ok = context(found[0]) == context("self") and alive(found[1])
+        finally:
+            os.close(found[1])
         if not ok:
             raise OSError("not our server")
     except OSError:

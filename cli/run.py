@@ -15,6 +15,7 @@ from swifty_sandbox.sandbox.agents import Answer, Sandbox
 from .common import (
     Interrupted,
     allow_net_option,
+    backend_option,
     echo_json,
     json_option,
     mode_option,
@@ -95,6 +96,7 @@ def _approved(request: Request, decision: Decision) -> Answer:
 @project_option
 @mode_option
 @sandbox_option
+@backend_option
 @json_option
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
               help="Wall-clock limit in seconds (exit 124).")
@@ -111,7 +113,8 @@ def _approved(request: Request, decision: Decision) -> Answer:
                    "(written by `hook claude-code`): an ask runs, a deny still holds.")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @reports_errors
-def run(project: Path | None, mode: str | None, sandbox_mode: str | None, as_json: bool,
+def run(project: Path | None, mode: str | None, sandbox_mode: str | None,
+        backend: str | None, as_json: bool,
         timeout: float | None, max_processes: str | None, max_memory: str | None,
         command: str | None, allow_net: tuple[str, ...], approved: bool,
         args: tuple[str, ...]) -> None:
@@ -137,7 +140,8 @@ def run(project: Path | None, mode: str | None, sandbox_mode: str | None, as_jso
     person = TerminalPrompt()
     asker = _approved if approved else person if interactive else None
     box = Sandbox(project, mode=mode, sandbox_mode=sandbox_mode, ask=asker,
-                  allow_net=allow_net, ask_host=person.host if interactive else None)
+                  allow_net=allow_net, ask_host=person.host if interactive else None,
+                  backend=backend)
     for warning in box.warnings:
         warn(warning)
     request = Request.bash(command) if command is not None else Request.bash_argv(args)

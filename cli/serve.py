@@ -12,6 +12,7 @@ from swifty_sandbox.sandbox.agents.serve import Server
 
 from .common import (
     allow_net_option,
+    backend_option,
     mode_option,
     project_option,
     reports_errors,
@@ -24,10 +25,11 @@ from .common import (
 @project_option
 @mode_option
 @sandbox_option
+@backend_option
 @allow_net_option
 @reports_errors
 def serve(project: Path | None, mode: str | None, sandbox_mode: str | None,
-          allow_net: tuple[str, ...]) -> None:
+          backend: str | None, allow_net: tuple[str, ...]) -> None:
     """Run requests from stdin, one JSON object per line, answering on stdout.
 
     \b
@@ -38,7 +40,8 @@ def serve(project: Path | None, mode: str | None, sandbox_mode: str | None,
     Requests may be pipelined; answers come as they finish (match them by id).
     Closing stdin kills the commands still running. See docs/protocol.md.
     """
-    box = Sandbox(project, mode=mode, sandbox_mode=sandbox_mode, allow_net=allow_net)
+    box = Sandbox(project, mode=mode, sandbox_mode=sandbox_mode, allow_net=allow_net,
+                  backend=backend)
     for warning in box.warnings:
         warn(warning)
     Server(box, sys.stdin.buffer, sys.stdout).serve()

@@ -43,10 +43,10 @@ from .entry import (
     REFUSED,
     SIGNAL,
     alive,
+    context,
     flags,
     import_path,
     named,
-    namespaces,
     nonce,
     open_run_dir,
     peer,
@@ -114,42 +114,6 @@ def prepare() -> None:
     for name in ("default", "strict", "permissive"):
         with contextlib.suppress(Exception):  # best effort: a worker builds what is missing
             export(load_profile(name, Path("/")).seccomp)
-
-
-# Seccomp: the server runs only without a filter (`serve`), so equal fields mean the
-# caller has none either: /proc shows how many filters a process has, never which.
-# TracerPid: a tracer may confine what its tracee does (ptrace sandboxes).
-_STATUS_FIELDS = (b"Uid:", b"Gid:", b"Groups:", b"Umask:", b"SigBlk:", b"SigIgn:",
-                  b"CapInh:", b"CapPrm:",
-                  b"CapEff:", b"CapBnd:", b"CapAmb:", b"NoNewPrivs:", b"Seccomp:",
-                  b"Seccomp_filters:", b"Speculation_Store_Bypass:", b"Cpus_allowed_list:",
-                  b"Mems_allowed_list:", b"TracerPid:")
-# The LSM labels: the first major LSM's (`current`, `exec`: the label of its next
-# exec) and each stacked one's own directory.
-_ATTRS = ("attr/current", "attr/exec", "attr/apparmor/current", "attr/apparmor/exec",
-          "attr/smack/current", "attr/selinux/current", "attr/selinux/exec")
-
-
-def _proc(pid: int | str, name: str) -> bytes:
-    try:
-        with open(f"/proc/{pid}/{name}", "rb") as f:
-            return f.read(1 << 16)
-    except OSError:
-        return b"?"
-
-
-def context(pid: int | str) -> tuple[object, ...]:
-    """What a worker inherits from the server rather than from its caller, as /proc
-    shows it for `pid`. Not a Landlock domain, which /proc does not show: the
-    handshake in `_work` proves that."""
-    status = tuple(line for line in _proc(pid, "status").splitlines()
-                   if line.startswith(_STATUS_FIELDS))
-    stat_fields = _proc(pid, "stat").rsplit(b")", 1)[-1].split()
-    root = os.stat(f"/proc/{pid}/root")
-    return (status, namespaces(pid), (root.st_dev, root.st_ino),
-            os.readlink(f"/proc/{pid}/exe"), _proc(pid, "cgroup"), _proc(pid, "limits"),
-            tuple(_proc(pid, name) for name in _ATTRS), _proc(pid, "oom_score_adj"),
-            stat_fields[15:17])  # priority, nice
 
 
 def code_stamp() -> tuple[object, ...]:

@@ -99,9 +99,9 @@ class AgentInfo:
     unconfinable: tuple[str, ...] = ()
     # Tools no longer offered whose rules therefore never apply (`audit` says so).
     retired: tuple[str, ...] = ()
-    # Files in a project the agent reads hooks, MCP servers or allow lists from,
-    # relative to the project root: whoever writes one runs a program at the agent's
-    # next start, outside any sandbox.
+    # Files (or folders of them) in a project the agent reads hooks, MCP servers or
+    # allow lists from, relative to the project root: whoever writes one runs a
+    # program at the agent's next start, outside any sandbox.
     project_settings: tuple[str, ...] = ()
     # The same in the user's config dir (`user_dir`).
     user_settings: tuple[str, ...] = ()
@@ -201,7 +201,10 @@ AGENTS: Mapping[Agent, AgentInfo] = {
         # to `run` would be bash inside PowerShell; REPL runs JavaScript in-process.
         unconfinable=("PowerShell", "REPL"),
         retired=("Grep", "Glob"),
-        project_settings=(".claude/settings.json", ".claude/settings.local.json", ".mcp.json"),
+        # Skills, subagents and commands are folders: each file's frontmatter may hold
+        # `hooks`, which Claude Code runs on the host as it runs its settings' hooks.
+        project_settings=(".claude/settings.json", ".claude/settings.local.json", ".mcp.json",
+                          ".claude/skills", ".claude/agents", ".claude/commands"),
         user_settings=("settings.json", "settings.local.json"),
         config_dir_var="CLAUDE_CONFIG_DIR",
         modes=_CLAUDE_MODES, asks=True),

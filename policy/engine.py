@@ -120,10 +120,10 @@ class Host:
         default=lambda: frozenset())
 
 
-# The agents' settings (the agent table), at any depth and in home too (the project's
-# own are in the mandatory list too): whoever writes them can remove swifty-sandbox's
-# hooks, or add a hook or MCP server that runs outside any sandbox at the agent's next
-# start.
+# The agents' settings (the agent table; for a folder of them, anything below it), at
+# any depth and in home too (the project's own are in the mandatory list too): whoever
+# writes them can remove swifty-sandbox's hooks, or add a hook or MCP server that runs
+# outside any sandbox at the agent's next start.
 AGENT_SETTINGS_NAMES = tuple("/" + name for name in project_settings())
 _AGENT_NAMES_FOLDED = tuple(name.lower() for name in AGENT_SETTINGS_NAMES)
 
@@ -349,7 +349,9 @@ def _file_hit(policy: Policy, category: Category, found: Resolved, host: Host
         for spelling in paths:
             # Case folded: on a case-insensitive file system (macOS by default)
             # `.Claude/Settings.json` is the agent's file.
-            if spelling.lower().endswith(_AGENT_NAMES_FOLDED) or spelling in host.agent_files:
+            folded = spelling.lower()
+            if folded.endswith(_AGENT_NAMES_FOLDED) or spelling in host.agent_files \
+                    or any(name + "/" in folded for name in _AGENT_NAMES_FOLDED):
                 return Decision(D, t("decision.agent_settings", path=spelling),
                                 Layer.PROTECTED, category="protected-path")
             if spelling in host.launchers or any(is_within(spelling, tree)

@@ -147,6 +147,14 @@ def _looser_profile(value: str, mine: str, project: Path) -> bool:
         value != mine and not (mine == "default" and value == "strict"))
 
 
+def _backend(source: Source, key: str, node: yaml.Node, project: Path, home: Path) -> str:
+    return choice(source, key, node, ("auto", "bwrap", "landlock"))
+
+
+def _weaker_backend(value: str, mine: str, project: Path) -> bool:
+    return value != "bwrap"  # a repository may insist on namespaces, never give them up
+
+
 def _outside(root: Path, mine: object, project: Path) -> bool:
     return not is_within(str(root), str(project))
 
@@ -191,6 +199,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("sandbox.profile", "profile", _string, _looser_profile),
     Setting("sandbox.writable", "writable", _roots, _outside, each=True),
     Setting("sandbox.bwrap", "bwrap", _absolute, _always),
+    Setting("sandbox.backend", "backend", _backend, _weaker_backend),
     # A committed file may hide paths outside the project too: that only tightens (at
     # worst a repository makes its own runs fail, which it can anyway with a deny rule).
     Setting("sandbox.denyRead", "deny_read", _globs, merge="add"),

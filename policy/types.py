@@ -185,6 +185,7 @@ class Settings:
     env_keep: tuple[str, ...] = ()
     env_drop: tuple[str, ...] = ()
     bwrap: str | None = None  # an absolute path chosen in the user's own config
+    backend: str = "auto"  # auto | bwrap | landlock; a committed file: bwrap only
     max_processes: int | None = None  # None: the default cap; 0: no cap
     max_memory: int | None = None  # bytes; None: the default cap; 0: no cap
     toolchain_caches: str | None = None  # project | off; None: the profile's

@@ -52,6 +52,7 @@ _MODULES: dict[str, str] = {
     "linux": "swifty_sandbox.sandbox.linux.backend",
     "macos": "swifty_sandbox.sandbox.macos.backend",
     "oci": "swifty_sandbox.sandbox.oci.backend",
+    "landlock": "swifty_sandbox.sandbox.landlock.backend",
 }
 # `compile --target` names → the backend that renders them (known without importing it).
 TARGETS: dict[str, str] = {
@@ -62,6 +63,7 @@ TARGETS: dict[str, str] = {
     "oci": "oci",
     "oci-seccomp": "oci",
     "kubernetes": "oci",
+    "landlock": "landlock",
 }
 # `sys.platform` prefix → the backend that confines commands there.
 _PLATFORMS: dict[str, str] = {"linux": "linux", "darwin": "macos"}

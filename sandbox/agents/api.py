@@ -41,7 +41,8 @@ if TYPE_CHECKING:
 
 
 from ..run.executor import DEVNULL, EXIT_TIMEOUT, Completed
-from ..run.launch import run_confined, run_unconfined, shell_argv
+from ..run.launch import run_unconfined, shell_argv
+from ..run.selection import run_selected
 from ..spec.agentexec import programs
 from ..spec.compiler import (
     EXIT_SETUP,
@@ -83,6 +84,7 @@ class RunResult:
     is_error: bool  # denied, not confined, or timed out: the agent should change course
     # A run through the network proxy: each destination asked for, {host, port, allowed}.
     network: tuple[dict[str, object], ...] | None = None
+    backend: str | None = None  # confined runs on Linux: "bwrap" or "landlock"
 
     def as_json(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -93,6 +95,8 @@ class RunResult:
         }
         if self.network is not None:
             out["network"] = list(self.network)
+        if self.backend is not None:
+            out["backend"] = self.backend
         return out
 
 
@@ -144,7 +148,9 @@ class Sandbox:
         ask: Asker | None = None,
         allow_net: Sequence[str] = (),
         ask_host: HostAsker | None = None,
+        backend: str | None = None,
     ) -> None:
+        self.backend = backend  # Linux: auto | bwrap | landlock (sandbox/run/selection.py)
         self.project = find_project(_project_dir(project))
         self._home = Path(home) if home is not None else None
         self.mode = Mode(mode) if mode is not None else None
@@ -237,7 +243,12 @@ class Sandbox:
 
     def spec(self, cwd: str | None = None, limits: Limits | None = None) -> SandboxSpec:
         """The sandbox a command would run in now."""
-        return compile_spec(self.policy, self.effective_mode, cwd, limits)
+        import dataclasses
+
+        from ..run.selection import chosen
+
+        spec = compile_spec(self.policy, self.effective_mode, cwd, limits)
+        return dataclasses.replace(spec, backend=chosen(self.backend, spec.backend))
 
     def resolve(self, request: RequestLike, *, ask: Asker | None = None) -> Decision:
         """`check`, then settle an ask with the asker (or deny it without one).
@@ -319,7 +330,7 @@ class Sandbox:
             else:
                 host_ask = ask_host if ask_host is not None else self.ask_host
                 kept: list[str] = []
-                done = run_confined(self.spec(workdir, limits), command, capture=capture,
+                done = run_selected(self.spec(workdir, limits), command, capture=capture,
                                     stdin=stdin, network=self.network(),
                                     ask_host=self._host_answers(host_ask, kept))
                 if kept:  # "always": the next run here reads it
@@ -417,6 +428,7 @@ def _result(done: Completed, decision: Decision, timeout: float | None) -> RunRe
         stdout=done.stdout.decode(errors="replace"), stderr=stderr,
         truncated=done.truncated, timed_out=done.timed_out, duration_ms=done.duration_ms,
         decision=decision, is_error=done.timed_out, network=done.network,
+        backend=done.backend,
     )
 
 

@@ -135,3 +135,20 @@ def _verdict(agent: Agent, info: AgentInfo, path: Path, project: Path | None,
 
 
 __all__ = ["agent_checks", "installed"]
+
+
+def confined_run(backend_choice: str | None) -> Check:
+    """`true` run confined in the project of the current directory, as `run` would
+    (`run.doctor.diagnose`'s last line)."""
+    from swifty_sandbox.policy import SwiftyError
+
+    from .api import Sandbox
+
+    try:
+        result = Sandbox(Path.cwd(), backend=backend_choice).run(["true"])
+    except SwiftyError as e:
+        return Check("run", False, str(e), t("doctor.fix.run"))
+    if result.exit_code != 0:
+        return Check("run", False, result.stderr.strip() or f"exit {result.exit_code}",
+                     t("doctor.fix.run"))
+    return Check("run", True, t("doctor.run_ok", backend=result.backend or "-"))

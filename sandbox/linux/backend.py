@@ -192,6 +192,10 @@ def _judged(bwrap: str, command: list[str], caps: Caps, cwd: str, limits: Limits
             raise SetupError(t("setup.process_cap_too_low", processes=limits.processes,
                                error="; ".join(own) or error))
         raise SetupError(t("setup.bwrap_failed", error=error))
+    if _died_before_exec(result, (prefix or command)[0], cwd, env.get("PATH")):
+        error = result.stderr.decode(errors="replace").strip() or \
+            t("setup.bwrap_before_exec")
+        raise SetupError(t("setup.bwrap_failed", error=error))
     if limits.processes and caps.processes_capped() is None \
             and _FORK_FAILED.search(result.stderr):
         result = dataclasses.replace(result, stderr=result.stderr + (t(
@@ -201,6 +205,20 @@ def _judged(bwrap: str, command: list[str], caps: Caps, cwd: str, limits: Limits
 
         result = confined_failure(result, command, prefix, cwd=cwd, path=env.get("PATH"))
     return result
+
+
+def _died_before_exec(result: Completed, program: str, cwd: str, path: str | None
+                      ) -> bool:
+    """bwrap reports `child-pid` before its child sets the sandbox up; a child that dies
+    in the set-up (`Can't mount proc on /newroot/proc` under a container's masked
+    /proc) exits 1 and no `exit-code` is written, as when the exec fails. Not the exec:
+    its own message is not there and the program would run (looked up from outside)."""
+    from ..run.execfail import _lookup
+
+    return (not result.timed_out and result.exit_code == 1
+            and not any("exit-code" in doc for doc in result.status)
+            and b"bwrap: execvp " not in result.stderr
+            and _lookup(program, cwd, path) is None)
 
 
 def _caps(root: bool) -> Check:

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from swifty_sandbox.policy.profile import SeccompProfile
 
-from ..spec.syscalls import OPS, syscall_rules
+from ..spec.syscalls import OPS, SyscallRule, syscall_rules
 
 if TYPE_CHECKING:
     import pyseccomp
@@ -59,6 +60,11 @@ def _import_pyseccomp() -> Any:
 
 
 def build_filter(profile: SeccompProfile) -> pyseccomp.SyscallFilter:
+    return filter_of(syscall_rules(profile))
+
+
+def filter_of(rows: Sequence[SyscallRule]) -> pyseccomp.SyscallFilter:
+    """Rows → a libseccomp filter that allows what no row names."""
     try:
         sc = _import_pyseccomp()
     except (ImportError, OSError, RuntimeError) as e:  # the library loads libseccomp
@@ -66,7 +72,7 @@ def build_filter(profile: SeccompProfile) -> pyseccomp.SyscallFilter:
 
     f = sc.SyscallFilter(sc.ALLOW)
     ops = {name: getattr(sc, name) for name in OPS}
-    for row in syscall_rules(profile):
+    for row in rows:
         if sc.resolve_syscall(sc.Arch.NATIVE, row.syscall) < 0:
             continue  # no such call on this architecture (e.g. a multiplexed one)
         action = sc.KILL_PROCESS if row.action == "kill" else sc.ERRNO(row.errno)
@@ -80,7 +86,16 @@ def build_filter(profile: SeccompProfile) -> pyseccomp.SyscallFilter:
 def export(profile: SeccompProfile, *, pfc: bool = False) -> bytes:
     """The filter as BPF bytes (or PFC text), through a memfd; cached per profile, so a
     long-lived executor builds it once."""
-    f = build_filter(profile)
+    return _bytes(build_filter(profile), pfc=pfc)
+
+
+@functools.lru_cache(maxsize=8)
+def export_rows(rows: tuple[SyscallRule, ...], *, pfc: bool = False) -> bytes:
+    """Rows of a backend's own (`landlock/netfilter.py`) as BPF bytes (or PFC text)."""
+    return _bytes(filter_of(rows), pfc=pfc)
+
+
+def _bytes(f: pyseccomp.SyscallFilter, *, pfc: bool) -> bytes:
     fd = os.memfd_create("swifty-seccomp", os.MFD_CLOEXEC)
     with os.fdopen(fd, "w+b") as memfile:
         (f.export_pfc if pfc else f.export_bpf)(memfile)

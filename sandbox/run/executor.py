@@ -72,6 +72,7 @@ class Completed:
     duration_ms: int
     status: tuple[dict[str, object], ...] = ()  # bwrap's --json-status-fd documents
     network: tuple[dict[str, object], ...] | None = None  # proxied runs: destinations
+    backend: str | None = None  # which backend confined it (sandbox/run/selection.py)
 
 
 def kill_tree(pid: int) -> None:

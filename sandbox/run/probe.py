@@ -76,9 +76,12 @@ def read_sysctl(name: str) -> str | None:
 
 
 def try_namespaces(bwrap: Bwrap) -> tuple[bool, str]:
-    """Whether bwrap can create the namespaces `run` uses, and its error if not."""
+    """Whether bwrap can create the namespaces `run` uses and the mounts it makes
+    first (a container's masked /proc refuses a new proc: `Can't mount proc`), and
+    its error if not."""
     argv = [bwrap.path, "--unshare-user", "--unshare-pid", "--unshare-net",
-            "--die-with-parent", "--ro-bind", "/", "/", "--", "true"]
+            "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+            "--", "true"]
     try:
         out = execute(argv, timeout=10)
     except OSError as e:

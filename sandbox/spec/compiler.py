@@ -118,6 +118,7 @@ class SandboxSpec:
     watch: tuple[str, ...] = ()
     guard_files: tuple[str, ...] = ()  # missing protected files: empty and read-only
     bwrap: str | None = None  # the user's configured bwrap; None: the trusted places
+    backend: str = "auto"  # Linux: auto | bwrap | landlock (sandbox/run/selection.py)
     # `.git` and `.swifty` entries in the writable trees before the command: one that
     # appears during it is checked (a planted repository or policy), `markers_in`
     # names the trees to search.
@@ -301,6 +302,7 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         gitfile_trees=tuple(_gitfile_trees(project, r.read_only)),
         lock_reason=os.path.join(home, LOCK_REASON) if locks else None,
         bwrap=settings.bwrap,
+        backend=settings.backend,
         markers=tuple(marked),
         markers_in=(project,) if project in roots else (),
         home=home,

@@ -60,4 +60,9 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "unknown (set SWIFTY_DAEMON=off to run without the server)",
         "swifty-sandbox 服务在命令结束前退出；结果未知（设置 SWIFTY_DAEMON=off 可不经服务运行）",
     ),
+    # -- the Landlock backend and the choice of backend (issue 18) --
+    "cli.compile_target": (
+        "--target is needed (or --backend bwrap|landlock)",
+        "需要 --target（或 --backend bwrap|landlock）",
+    ),
 }

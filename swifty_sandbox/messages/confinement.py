@@ -197,4 +197,67 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "无法在此构建 seccomp 过滤器（{error}）：它由 libseccomp 构建"
         "（Linux：`sudo apt-get install libseccomp2`；macOS：`brew install libseccomp`）",
     ),
+    # -- the Landlock backend and the choice of backend (issue 18) --
+    "setup.no_landlock": (
+        "cannot confine the command with Landlock: this kernel does not offer it "
+        "({error}). Linux 5.13+ with `lsm=...,landlock` on its command line has it; "
+        "`swifty-sandbox doctor` explains. The command did not run.",
+        "无法用 Landlock 限制该命令：此内核不提供 Landlock（{error}）。Linux 5.13+ 且内核"
+        "命令行含 `lsm=...,landlock` 时可用；运行 `swifty-sandbox doctor` 查看详情。命令未运行。",
+    ),
+    "setup.landlock_network": (
+        "cannot run with a network allowlist under Landlock: its TCP rules are per port, "
+        "not per address, so egress cannot be limited to the proxy. Run without "
+        "`network:` entries, or where bwrap can make namespaces (`swifty-sandbox doctor`). "
+        "The command did not run.",
+        "Landlock 下无法使用网络允许列表运行：其 TCP 规则按端口而非按地址，无法把出站限制在"
+        "代理上。请去掉 `network:` 条目运行，或在 bwrap 能创建命名空间的环境运行"
+        "（`swifty-sandbox doctor`）。命令未运行。",
+    ),
+    "setup.landlock_trusted": (
+        "cannot confine the command with Landlock: what the next run executes lies in a "
+        "writable root ({paths}) and Landlock cannot keep it read-only. Install "
+        "swifty-sandbox outside the project (`pipx install swifty-sandbox`). The command "
+        "did not run.",
+        "无法用 Landlock 限制该命令：下一次运行要执行的文件位于可写根目录中（{paths}），"
+        "Landlock 无法使其只读。请在项目之外安装 swifty-sandbox（`pipx install "
+        "swifty-sandbox`）。命令未运行。",
+    ),
+    "setup.landlock_temp": (
+        "cannot confine the command with Landlock: its temp directory {path} cannot be "
+        "made ({error}). The command did not run.",
+        "无法用 Landlock 限制该命令：无法创建其临时目录 {path}（{error}）。命令未运行。",
+    ),
+    "setup.landlock_failed": (
+        "cannot confine the command: the Landlock launcher failed before the command "
+        "started ({error}). `swifty-sandbox doctor` explains. The command did not run.",
+        "无法限制该命令：Landlock 启动器在命令启动前失败（{error}）。运行 "
+        "`swifty-sandbox doctor` 查看详情。命令未运行。",
+    ),
+    "setup.backend_unknown": (
+        "cannot confine the command: backend {value!r} is not one of {choices} "
+        "(--backend, SWIFTY_BACKEND or sandbox.backend). The command did not run.",
+        "无法限制该命令：后端 {value!r} 不是 {choices} 之一（--backend、SWIFTY_BACKEND 或 "
+        "sandbox.backend）。命令未运行。",
+    ),
+    "setup.no_bwrap_short": ("bubblewrap (bwrap) not found", "未找到 bubblewrap (bwrap)"),
+    "setup.no_backend": (
+        "cannot confine the command: bwrap cannot make its namespaces here ({bwrap}; "
+        "fix: {bwrap_fix}) and Landlock is not available ({landlock}; fix: "
+        "{landlock_fix}). `swifty-sandbox doctor` explains. The command did not run.",
+        "无法限制该命令：bwrap 无法在此创建命名空间（{bwrap}；修复：{bwrap_fix}），"
+        "Landlock 也不可用（{landlock}；修复：{landlock_fix}）。运行 `swifty-sandbox doctor` "
+        "查看详情。命令未运行。",
+    ),
+    "setup.landlock_repair_too_large": (
+        "cannot confine the command with Landlock: the protected paths in writable roots "
+        "are too large to be put back after the run ({path}: more than {entries} entries "
+        "or {megabytes} MiB). The command did not run.",
+        "无法用 Landlock 限制该命令：可写根目录中的受保护路径过大，运行后无法还原（{path}："
+        "超过 {entries} 项或 {megabytes} MiB）。命令未运行。",
+    ),
+    "setup.bwrap_before_exec": (
+        "bwrap exited before the command started; its message is above",
+        "bwrap 在命令启动前退出；其消息见上方",
+    ),
 }

@@ -119,4 +119,48 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "set a --timeout; run on Linux where runaway processes matter",
         "请设置 --timeout；需要限制失控进程时请在 Linux 上运行",
     ),
+    # -- the Landlock backend and the choice of backend (issue 18) --
+    "doctor.run_ok": ("a confined `true` ran ({backend})", "受限的 `true` 已运行（{backend}）"),
+    "doctor.fix.run": (
+        "what the line says stops `run` too: every command exits 125 until it is fixed",
+        "该行所述问题同样阻止 `run`：修复之前每条命令都以 125 退出",
+    ),
+    "doctor.apparmor_profiled": (
+        "kernel.apparmor_restrict_unprivileged_userns=1, and a profile lets bwrap make "
+        "namespaces",
+        "kernel.apparmor_restrict_unprivileged_userns=1，且已有配置文件允许 bwrap 创建命名空间",
+    ),
+    "doctor.apparmor_restricted": (
+        "kernel.apparmor_restrict_unprivileged_userns=1 and no profile for this bwrap: "
+        "bwrap cannot make namespaces, `auto` runs Landlock",
+        "kernel.apparmor_restrict_unprivileged_userns=1 且此 bwrap 没有配置文件："
+        "bwrap 无法创建命名空间，`auto` 改用 Landlock",
+    ),
+    "doctor.fix.apparmor_profile": (
+        "`sudo swifty-sandbox doctor --fix` writes {path} and runs `{command}`; by hand, "
+        "put this in {path}, then run `sudo {command}`:\n{profile}",
+        "`sudo swifty-sandbox doctor --fix` 会写入 {path} 并运行 `{command}`；手动操作："
+        "把以下内容写入 {path}，然后运行 `sudo {command}`：\n{profile}",
+    ),
+    "doctor.fix_nothing": (
+        "nothing to fix: AppArmor does not restrict user namespaces here (or no bwrap)",
+        "无需修复：此处 AppArmor 未限制用户命名空间（或没有 bwrap）",
+    ),
+    "doctor.fix_needs_root": (
+        "not root: write the profile above to {path} and run `sudo {command}` (or run "
+        "`sudo swifty-sandbox doctor --fix`)",
+        "不是 root：请把上面的配置写入 {path} 并运行 `sudo {command}`"
+        "（或运行 `sudo swifty-sandbox doctor --fix`）",
+    ),
+    "doctor.fix_written": (
+        "wrote {path}; apparmor_parser exited {status} {output}",
+        "已写入 {path}；apparmor_parser 退出码 {status} {output}",
+    ),
+    "doctor.landlock_ok": ("ABI {abi} runs ({rights})", "运行 ABI {abi}（{rights}）"),
+    "doctor.fix.landlock": (
+        "a kernel with Landlock (Linux 5.13+, `lsm=landlock,...` at boot), or a machine "
+        "where bwrap can make user namespaces",
+        "使用带 Landlock 的内核（Linux 5.13+，启动参数 `lsm=landlock,...`），"
+        "或在 bwrap 能创建用户命名空间的机器上运行",
+    ),
 }

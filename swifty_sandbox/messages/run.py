@@ -159,4 +159,23 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "swifty-sandbox：`{answer}` 不是所询问的主机（{host}），因此它仍被阻止"
         "（命令自己的输出可以在此终端上伪造另一个问题）",
     ),
+    # -- the Landlock backend and the choice of backend (issue 18) --
+    "run.landlock_fallback": (
+        "swifty-sandbox: bwrap cannot make namespaces here ({why}): confined by Landlock "
+        "ABI {abi} instead (what differs: the README's backend table; `swifty-sandbox "
+        "doctor` shows the fix)",
+        "swifty-sandbox：bwrap 无法在此创建命名空间（{why}）：改用 Landlock ABI {abi} 限制"
+        "（差异见 README 的后端对照表；`swifty-sandbox doctor` 给出修复方法）",
+    ),
+    "run.repaired": (
+        "{path} is protected and the command changed it (Landlock cannot keep it "
+        "read-only): what it left was moved to {moved} and the one from before put back",
+        "{path} 受保护而命令修改了它（Landlock 无法使其只读）：其留下的内容已移至 {moved}，"
+        "并已还原为运行前的内容",
+    ),
+    "run.not_repaired": (
+        "{path} is protected and the command changed it, and it could not be put back "
+        "({error}): later runs here refuse until it is",
+        "{path} 受保护而命令修改了它，且无法还原（{error}）：在修复之前，此处之后的运行都会被拒绝",
+    ),
 }

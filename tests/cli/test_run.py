@@ -99,8 +99,9 @@ def test_doctor_on_this_machine() -> None:
     report = json.loads(out)
     assert code == 0 and report["ok"]
     assert [c["name"] for c in report["checks"]] == [
-        "platform", "user", "bubblewrap", "namespaces", "self-protection", "seccomp", "caps"]
-    caps = report["checks"][-1]["detail"]
+        "platform", "user", "bubblewrap", "namespaces", "self-protection", "seccomp", "caps",
+        "landlock", "run"]
+    caps = report["checks"][6]["detail"]
     assert "cgroup" in caps or "RLIMIT_NPROC" in caps, caps  # how, or why not
 
 

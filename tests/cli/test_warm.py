@@ -554,6 +554,10 @@ if way in ("served", "forced"):  # straight to the socket: a hostile caller skip
     except OSError:
         answer = b""
     sys.exit("served" if answer == b"A" else f"refused: {answer!r}")
+elif way == "client":  # our own client, its checks of the server included
+    from swifty_sandbox.cli import entry
+    sock = entry._connect()
+    sys.exit("no server" if sock is None else f"answer: {entry._call(sock, args)}")
 elif way == "main":
     from swifty_sandbox.cli.entry import main
     sys.argv = ["swifty-sandbox", *args]
@@ -702,6 +706,9 @@ c, _ = s.accept()
 c.settimeout(10)
 pid = struct.unpack("3i", c.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))[0]
 hello = c.recv(5)
+if len(hello) != 5:  # the caller said nothing at all
+    open(out, "wb").write(hello)
+    sys.exit(0)
 try:
     seen = os.readlink(f"/proc/{pid}/fd/{struct.unpack('!i', hello[1:])[0]}").encode()
 except OSError:
@@ -728,13 +735,14 @@ def test_a_listener_planted_from_a_landlock_domain_gets_nothing(
     """The next variant: a landlocked process of ours that may write the run directory
     plants its own listener there. Our client checked only uid and namespaces, which it
     shares, so it would send it its environment and descriptors (and take its answer
-    for a decision). It must name our descriptor first, which it may not read. The
-    control: the same listener outside a domain gets the call."""
+    for a decision). It must name our descriptor first, which it may not read; and
+    one under a seccomp filter of its own (which /proc shows) is not even greeted. The
+    control: the same listener unconfined gets the call."""
     monkeypatch.delenv("SWIFTY_DAEMON")
     path = child_socket_path()
     script = outside_temp / "planted.py"
     script.write_text(PLANTED)
-    for how in ("none", "landlock-nothing"):
+    for how in ("none", "landlock-nothing", "filtered"):
         out = outside_temp / f"got-{how}"
         listener = subprocess.Popen(
             [sys.executable, "-c", CONFINED, how, nnp, "exec", str(script), path, str(out)],
@@ -744,7 +752,7 @@ def test_a_listener_planted_from_a_landlock_domain_gets_nothing(
             while not Path(str(out) + ".ready").exists():
                 assert listener.poll() is None and time.monotonic() < deadline
                 time.sleep(0.05)
-            confined("none", nnp, "served", "check", "--", "ls", cwd=project)
+            confined("none", nnp, "client", "check", "--", "ls", cwd=project)
             listener.wait(timeout=30)
         finally:
             if listener.poll() is None:
@@ -753,6 +761,8 @@ def test_a_listener_planted_from_a_landlock_domain_gets_nothing(
         got = out.read_bytes()
         if how == "none":
             assert b'"env"' in got, got  # the control: an unconfined listener is trusted
+        elif how == "filtered":  # /proc shows its filter: not even the handshake
+            assert got == b"", f"the filtered listener got {got!r}"
         else:
             assert b'"env"' not in got and len(got) <= 5, f"the planted listener got {got!r}"
 

@@ -27,9 +27,41 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.bwrap)
 
 
+# Every escape and everyday test runs under each Linux backend (SWIFTY_BACKEND, as a
+# user would choose it). Where Landlock holds less than bwrap, the test says so with
+# `@differs("row")`, a row of the README's backend table (tests/escape/differences.py):
+# under that backend the test must then fail (strict xfail), so a difference is never
+# silent and a row that stopped being true is noticed.
+BACKENDS = ("bwrap", "landlock") if sys.platform.startswith("linux") else ("native",)
+
+
+@pytest.fixture(params=BACKENDS, autouse=True)
+def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    name: str = request.param
+    if name != "native":
+        monkeypatch.setenv("SWIFTY_BACKEND", name)
+    marker = request.node.get_closest_marker("differs")
+    if marker is not None and name in marker.kwargs.get("backends", ("landlock",)):
+        from .differences import ROWS
+
+        row = marker.args[0]
+        assert row in ROWS, f"@differs({row!r}) names no row of the backend table"
+        request.applymarker(pytest.mark.xfail(strict=True, reason=f"{name}: {ROWS[row]}"))
+    return name
+
+
 @pytest.fixture(autouse=True)
-def _needs_bwrap() -> None:
+def _needs_bwrap(backend: str) -> None:
     """Under CI=true a machine that cannot confine is a failure, never a skip."""
+    if backend == "landlock":
+        from swifty_sandbox.sandbox.landlock.backend import kernel_abi
+
+        abi, why = kernel_abi()
+        if not abi:
+            if os.environ.get("CI") == "true":
+                pytest.fail(f"no Landlock: {why}")
+            pytest.skip(f"no Landlock: {why}")
+        return
     if sys.platform == "darwin":
         if not os.access("/usr/bin/sandbox-exec", os.X_OK):
             if os.environ.get("CI") == "true":

@@ -113,6 +113,7 @@ def test_registry_is_not_reachable_by_default(fetch: Callable[..., RunResult],
     assert registry.seen == []
 
 
+@pytest.mark.differs("allowlist")
 def test_not_through_a_name_that_resolves_to_loopback(fetch: Callable[..., RunResult],
                                                       registry: Registry) -> None:
     """`localhost` is allowed by name: the proxy resolves it to 127.0.0.1, which only an
@@ -131,6 +132,7 @@ def test_not_through_a_name_that_resolves_to_loopback(fetch: Callable[..., RunRe
     assert registry.seen == ["/simple/"]
 
 
+@pytest.mark.differs("allowlist")
 def test_reachable_when_its_ip_port_is_allowed(fetch: Callable[..., RunResult],
                                                registry: Registry) -> None:
     allow = (f"127.0.0.1:{registry.port}",)
@@ -150,6 +152,7 @@ def test_reachable_when_its_ip_port_is_allowed(fetch: Callable[..., RunResult],
     assert other.stdout.startswith("HTTP/1.1 403"), other  # another port: not allowed
 
 
+@pytest.mark.differs("allowlist")
 def test_connect_to_an_unlisted_host(fetch: Callable[..., RunResult]) -> None:
     result = fetch("connect", "evil.example:443", ("pypi.org",))
     assert result.stdout.startswith("HTTP/1.1 403"), result
@@ -163,6 +166,7 @@ def test_connect_to_an_unlisted_host(fetch: Callable[..., RunResult]) -> None:
         {"host": "evil.example", "port": 443, "allowed": False}]
 
 
+@pytest.mark.differs("allowlist")
 def test_the_proxy_is_gone_after_the_run(fetch: Callable[..., RunResult],
                                          registry: Registry) -> None:
     """Judged from outside the proxy: this process's threads, descriptors and children
@@ -179,6 +183,7 @@ def test_the_proxy_is_gone_after_the_run(fetch: Callable[..., RunResult],
     assert unix == []
 
 
+@pytest.mark.differs("allowlist")
 def test_the_command_holds_no_socket_and_cannot_make_a_unix_one(project: Path,
                                                                home: Path) -> None:
     """The forwarder's end of the channel is close-on-exec: the command has no socket
@@ -198,6 +203,7 @@ def test_the_command_holds_no_socket_and_cannot_make_a_unix_one(project: Path,
 
 
 @pytest.mark.parametrize("profile", ["default", "strict"])
+@pytest.mark.differs("allowlist")
 def test_the_forwarder_is_under_seccomp_too(project: Path, home: Path, profile: str) -> None:
     """The command's parent is the forwarder, filtered like the command (Seccomp: 2),
     also under a profile that limits reads (its interpreter is made readable)."""
@@ -214,6 +220,7 @@ def test_the_forwarder_is_under_seccomp_too(project: Path, home: Path, profile: 
     assert result.stdout.split() == ["2", "['-I',", "'-S']"], result
 
 
+@pytest.mark.differs("allowlist")
 def test_forwarder_passes_status_and_signals(project: Path, home: Path) -> None:
     box = Sandbox(project, home=home, allow_net=("pypi.org",))
     assert box.run(["sh", "-c", "exit 7"]).exit_code == 7
@@ -224,6 +231,7 @@ def test_forwarder_passes_status_and_signals(project: Path, home: Path) -> None:
     assert piped.exit_code == 0 and piped.stdout == "y\n"
 
 
+@pytest.mark.differs("allowlist")
 def test_pip_download_end_to_end(project: Path, home: Path) -> None:
     if not reachable("pypi.org"):
         pytest.skip("pypi.org:443 is not reachable from this machine")
@@ -260,6 +268,7 @@ def test_a_command_without_network_is_told_why(project: Path, home: Path) -> Non
     assert OFFLINE not in box.run(["sh", "-c", "echo ok"]).stderr
 
 
+@pytest.mark.differs("allowlist")
 def test_a_person_is_asked_and_always_is_kept(fetch: Callable[..., RunResult],
                                               registry: Registry, project: Path,
                                               home: Path, outside_temp: Path) -> None:
@@ -288,6 +297,7 @@ def test_a_person_is_asked_and_always_is_kept(fetch: Callable[..., RunResult],
     assert len(asked) == 2 and len(registry.seen) == 2
 
 
+@pytest.mark.differs("allowlist")
 def test_serve_asks_with_the_host(project: Path, home: Path, registry: Registry,
                                   outside_temp: Path) -> None:
     import json
@@ -321,6 +331,7 @@ def test_serve_asks_with_the_host(project: Path, home: Path, registry: Registry,
         proc.stdout.close()
 
 
+@pytest.mark.differs("allowlist")
 def test_cli_allow_net_json_and_bad_entries(project: Path, home: Path, registry: Registry,
                                             outside_temp: Path) -> None:
     import json

@@ -63,6 +63,7 @@ def own() -> Iterator[Listener]:
     server.close()
 
 
+@pytest.mark.differs("allowlist")
 def test_the_host_s_own_public_address_is_refused(own: Listener, project: Path,
                                                    home: Path, outside_temp: Path) -> None:
     """`*` allows public addresses, but the host's own (bound by a service on 0.0.0.0
@@ -125,6 +126,7 @@ os.waitpid(child, 0)
 """
 
 
+@pytest.mark.differs("allowlist")
 @pytest.mark.parametrize("profile", ["default", "permissive"])
 def test_the_forwarder_s_channel_cannot_be_taken(project: Path, home: Path,
                                                  outside_temp: Path, profile: str) -> None:
@@ -168,6 +170,7 @@ print(data.count(b"HTTP/1.1 200"), "answer(s)")
 """
 
 
+@pytest.mark.differs("allowlist")
 def test_a_request_pipelined_through_the_proxy_reaches_no_other_host(
         project: Path, home: Path, outside_temp: Path) -> None:
     """A front on the host's loopback that ignores `Connection: close` and serves each
@@ -210,6 +213,7 @@ TOKEN_STORES = [".local/share/uv/credentials/credentials.toml", ".config/pypoetr
                 ".pulumi/credentials.json"]
 
 
+@pytest.mark.differs("allowlist")
 def test_package_managers_token_stores_are_unreadable(project: Path, home: Path,
                                                       outside_temp: Path) -> None:
     """With a registry allowed, a token the command reads leaves through it (an issue
@@ -242,6 +246,7 @@ for i in range(int(sys.argv[1])):
 """
 
 
+@pytest.mark.differs("allowlist")
 def test_a_flood_of_destinations_is_recorded_bounded(project: Path, home: Path,
                                                      outside_temp: Path) -> None:
     """Each refused destination was kept (memory) and printed (one line each, also in

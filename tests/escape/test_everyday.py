@@ -52,6 +52,7 @@ def test_compile_and_run_c(confined: Runner, project: Path) -> None:
 
 
 @pytest.mark.linux  # macOS: no private loopback, so no network at all
+@pytest.mark.differs("loopback-server")
 def test_test_server_on_loopback_inside(confined: Runner) -> None:
     code = (
         "import http.server, threading, urllib.request\n"
@@ -64,6 +65,7 @@ def test_test_server_on_loopback_inside(confined: Runner) -> None:
 
 
 @pytest.mark.linux  # macOS: the temp directory is $TMPDIR, not /tmp
+@pytest.mark.differs("tmp-by-name")
 def test_tmp_round_trip_between_commands(confined: Runner, project: Path,
                                          home: Path) -> None:
     """/tmp is the project's own temp directory: what one command leaves there the
@@ -91,6 +93,7 @@ def test_temp_dir_round_trip_between_commands(confined: Runner) -> None:
     assert ok(confined([sys.executable, "-c", code])).stdout == "ok\n"
 
 
+@pytest.mark.differs("shm")
 def test_python_multiprocessing(confined: Runner, project: Path) -> None:
     """fork and spawn pools, queues and locks (POSIX semaphores in /dev/shm). The
     forkserver method needs an AF_UNIX socket, which the default profile refuses."""
@@ -108,6 +111,7 @@ def test_python_multiprocessing(confined: Runner, project: Path) -> None:
 
 
 @pytest.mark.linux  # the error text is Linux's
+@pytest.mark.differs("erofs")
 def test_plan_mode_makes_the_project_read_only(project: Path, home: Path) -> None:
     box = Sandbox(project, home=home, mode="plan")
     result = box.run(["bash", "-c", "ls > listing.txt; cat .git/HEAD; echo read-ok"])
@@ -117,6 +121,7 @@ def test_plan_mode_makes_the_project_read_only(project: Path, home: Path) -> Non
 
 
 @pytest.mark.linux  # a private /tmp
+@pytest.mark.differs("tmp-by-name")
 def test_strict_profile_private_tmp_and_limited_reads(project: Path, home: Path) -> None:
     (home / ".swifty").mkdir()
     (home / ".swifty" / "config.yaml").write_text("sandbox: {profile: strict}\n")
@@ -215,6 +220,7 @@ def test_git_sparse_checkout_commit(confined: Runner, committed_repo: Path) -> N
 
 
 @pytest.mark.linux  # a private /tmp
+@pytest.mark.differs("tmp-fallback")
 def test_tmp_without_a_writable_cache_is_private(confined: Runner, home: Path) -> None:
     """No project temp directory can be made (here `~/.cache` is a file): the command
     still runs, as confined, with an empty /tmp of its own, and is told so."""

@@ -374,6 +374,7 @@ def test_own_profiles_are_read_only_inside_a_writable_root(home: Path) -> None:
     assert str(profiles) in Sandbox(checkout, home=home).spec().read_only
 
 
+@pytest.mark.differs("self-code")
 def test_a_command_cannot_change_what_the_next_run_executes(home: Path,
                                                             outside_temp: Path) -> None:
     """Confined in swifty-sandbox's own checkout (its venv inside): the package's code
@@ -406,6 +407,7 @@ def test_a_command_cannot_change_what_the_next_run_executes(home: Path,
             target.unlink(missing_ok=True)
 
 
+@pytest.mark.differs("self-code")
 def test_every_subpackage_is_read_only_inside_a_writable_root(home: Path,
                                                               outside_temp: Path) -> None:
     """Confined in swifty-sandbox's own checkout: no package of it, nested ones too (the

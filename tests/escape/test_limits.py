@@ -173,6 +173,7 @@ def test_default_caps_are_set_inside(confined: Runner) -> None:
 
 
 @pytest.mark.parametrize("jobs", [16])
+@pytest.mark.differs("shm")
 def test_parallel_build_and_pool_under_the_default_caps(confined: Runner, project: Path,
                                                         jobs: int) -> None:
     """Everyday parallel work fits: `make -j` compiling C, a pool of workers with

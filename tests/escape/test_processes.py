@@ -56,6 +56,7 @@ def test_signal_host_process(attack: Attack, host_process: subprocess.Popen[byte
     victims[-1].wait()
 
 
+@pytest.mark.differs("host-processes")
 def test_read_host_process_environ(confined: Runner, unconfined: Runner,
                                    host_process: subprocess.Popen[bytes]) -> None:
     command = f"cat /proc/{host_process.pid}/environ | tr '\\0' '\\n' | grep HOST_SECRET"

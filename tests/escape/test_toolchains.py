@@ -166,6 +166,7 @@ def _cargo() -> str | None:
 
 
 @pytest.mark.skipif(_cargo() is None, reason="cargo is not installed for this user")
+@pytest.mark.differs("erofs")
 def test_cargo_builds_with_a_registry_dependency(watched: Confined, project: Path,
                                                  home: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
@@ -209,6 +210,7 @@ def test_cargo_builds_with_a_registry_dependency(watched: Confined, project: Pat
 
 # -- attacks ---------------------------------------------------------------------------
 
+@pytest.mark.differs("hidden-names")
 def test_other_projects_caches_are_unreachable(attack: Callable[..., RunResult],
                                               confined: Runner, project: Path,
                                               home: Path) -> None:

@@ -38,6 +38,7 @@ def _run_with(preset: str, project: Path, home: Path, command: str) -> RunResult
     return result
 
 
+@pytest.mark.differs("allowlist")
 def test_pip_install_into_a_project_venv(project: Path, home: Path) -> None:
     if not reachable("pypi.org"):
         pytest.skip("pypi.org is not reachable from this machine")
@@ -51,6 +52,7 @@ def test_pip_install_into_a_project_venv(project: Path, home: Path) -> None:
 
 
 @pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
+@pytest.mark.differs("allowlist")
 def test_npm_install_of_a_small_package(project: Path, home: Path) -> None:
     if not reachable("registry.npmjs.org"):
         pytest.skip("registry.npmjs.org is not reachable from this machine")

@@ -21,15 +21,49 @@ def fake_bwrap(folder: Path, script: str) -> Path:
     return fake
 
 
-@pytest.fixture
-def broken_bwrap(outside_temp: Path, home: Path) -> Path:
-    """The user's configured `bwrap`, failing as it does where user namespaces are off."""
+def _broken(outside_temp: Path, home: Path, backend: str) -> Path:
     fake = fake_bwrap(outside_temp / "bin", (
         "#!/bin/sh\necho 'bwrap: No permissions to create new namespace, likely because "
         "the kernel does not allow non-privileged user namespaces.' >&2\nexit 1\n"))
     (home / ".swifty").mkdir(exist_ok=True)
-    (home / ".swifty" / "config.yaml").write_text(f"sandbox: {{bwrap: {fake}}}\n")
+    (home / ".swifty" / "config.yaml").write_text(
+        f"sandbox: {{bwrap: {fake}, backend: {backend}}}\n")
     return fake
+
+
+@pytest.fixture
+def broken_bwrap(outside_temp: Path, home: Path) -> Path:
+    """The user's configured `bwrap`, failing as it does where user namespaces are off,
+    and chosen as the only backend (no Landlock to fall back to)."""
+    return _broken(outside_temp, home, "bwrap")
+
+
+@pytest.fixture
+def broken_bwrap_auto(outside_temp: Path, home: Path) -> Path:
+    return _broken(outside_temp, home, "auto")
+
+
+@pytest.mark.linux
+def test_auto_falls_back_to_landlock_and_says_so_once(broken_bwrap_auto: Path,
+                                                      project: Path, home: Path,
+                                                      monkeypatch: pytest.MonkeyPatch
+                                                      ) -> None:
+    from swifty_sandbox.sandbox.landlock.backend import kernel_abi
+
+    if not kernel_abi()[0]:
+        pytest.skip("no Landlock on this kernel")
+    marker = project / "ran"
+    result = Sandbox(project, home=home).run(["touch", str(marker)])
+    assert result.exit_code == 0 and marker.exists(), result.stderr
+    assert result.backend == "landlock" and result.as_json()["backend"] == "landlock"
+    assert result.stderr.count("confined by Landlock") == 1
+    assert "No permissions to create new namespace" in result.stderr  # the cause, named
+    monkeypatch.chdir(project)  # doctor's confined run is in the current project
+    doctor = CliRunner().invoke(main, ["doctor"])
+    assert doctor.exit_code == 0, doctor.stdout
+    assert "ok   run: a confined `true` ran (landlock)" in doctor.stdout
+    pinned = CliRunner().invoke(main, ["doctor", "--backend", "bwrap"])
+    assert pinned.exit_code == 1 and "FAIL run" in pinned.stdout
 
 
 def test_a_bwrap_on_path_is_never_used(outside_temp: Path, project: Path, home: Path,
@@ -104,6 +138,6 @@ def test_a_bwrap_too_old_for_bind_fd_is_named(outside_temp: Path, project: Path,
     old = fake_bwrap(outside_temp / "old-bin", (
         "#!/bin/sh\necho 'bwrap: Unknown option --bind-fd' >&2\nexit 1\n"))
     (home / ".swifty").mkdir(exist_ok=True)
-    (home / ".swifty" / "config.yaml").write_text(f"sandbox: {{bwrap: {old}}}\n")
+    (home / ".swifty" / "config.yaml").write_text(f"sandbox: {{bwrap: {old}, backend: bwrap}}\n")
     result = Sandbox(project, home=home).run(["true"])
     assert result.exit_code == 125 and "too old" in result.stderr

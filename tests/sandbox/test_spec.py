@@ -42,7 +42,8 @@ def test_default_spec(project: Path, home: Path) -> None:
                                str(project / ".git" / "commondir"),
                                *(str(project / n) for n in (
                                    ".claude/settings.json", ".claude/settings.local.json",
-                                   ".mcp.json", ".codex/config.toml", ".codex/hooks.json",
+                                   ".mcp.json", ".claude/skills", ".claude/agents",
+                                   ".claude/commands", ".codex/config.toml", ".codex/hooks.json",
                                    ".gemini/settings.json", ".cursor/hooks.json",
                                    ".cursor/mcp.json"))}
     assert under(spec.unreadable_dirs, home) == (str(home / ".ssh"), str(temp))

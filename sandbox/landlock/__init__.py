@@ -1,0 +1,1 @@
+"""Landlock backend: Landlock + seccomp, for where bwrap cannot make namespaces."""

@@ -1,0 +1,164 @@
+"""Protected paths inside a writable root, held by repair: Landlock cannot keep them
+read-only there (`ruleset.py` says why), so each is recorded whole before the command
+(every file's bytes and mode, every link's target, every directory) and, when the
+command changed anything in it, what it left is moved aside (`.swifty-blocked-…`,
+nothing is deleted) and the recorded tree is put back in its place.
+
+A tree too large to record (more than `_ENTRIES` entries or `_BYTES` bytes in all)
+refuses the run: a protected path that could be neither kept nor repaired is not
+confined. Every change goes through directories opened without following links
+(`aftercare.open_dir`), so a command cannot aim the restore at the user's files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from swifty_sandbox.messages import t
+
+from ..fsafe import open_dir
+from ..run.aftercare import move_aside
+from ..spec.compiler import SetupError
+
+_ENTRIES = 5000
+_BYTES = 32 << 20
+
+Entry = tuple[str, int, bytes]  # kind ("d", "f", "l"), mode, content or link target
+
+
+@dataclass(frozen=True, slots=True)
+class Tree:
+    path: str
+    entries: dict[str, Entry] | None  # by path relative to `path` ("" itself); None: missing
+
+
+class _Budget:
+    def __init__(self) -> None:
+        self.entries, self.bytes = _ENTRIES, _BYTES
+
+    def take(self, path: str, size: int) -> None:
+        self.entries -= 1
+        self.bytes -= size
+        if self.entries < 0 or self.bytes < 0:
+            raise SetupError(t("setup.landlock_repair_too_large", path=path,
+                               entries=_ENTRIES, megabytes=_BYTES >> 20))
+
+
+def _record(path: str, budget: _Budget | None) -> dict[str, Entry] | None:
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    out: dict[str, Entry] = {}
+
+    def one(rel: str, full: str, info: os.stat_result) -> None:
+        mode = stat.S_IMODE(info.st_mode)
+        if stat.S_ISDIR(info.st_mode):
+            out[rel] = ("d", mode, b"")
+            if budget is not None:
+                budget.take(full, 0)
+            with os.scandir(full) as it:
+                children = sorted(e.name for e in it)
+            for name in children:
+                child = os.path.join(full, name)
+                one(os.path.join(rel, name) if rel else name, child, os.lstat(child))
+        elif stat.S_ISLNK(info.st_mode):
+            out[rel] = ("l", 0, os.fsencode(os.readlink(full)))
+        elif stat.S_ISREG(info.st_mode):
+            if budget is not None:
+                budget.take(full, info.st_size)
+            fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            with os.fdopen(fd, "rb") as f:
+                out[rel] = ("f", mode, f.read())
+        else:  # a FIFO, a socket: kept by name and mode
+            out[rel] = ("o", mode, b"")
+
+    one("", path, info)
+    return out
+
+
+def snapshot(paths: list[str]) -> list[Tree]:
+    """Each protected path as it is now; SetupError when they are too large to keep."""
+    budget = _Budget()
+    trees = []
+    for path in paths:
+        try:
+            trees.append(Tree(path, _record(path, budget)))
+        except OSError as e:
+            raise SetupError(t("setup.unsearchable", path=path, error=e.strerror)) from e
+    return trees
+
+
+def _put_back(path: str, entries: dict[str, Entry]) -> None:
+    """Recreate the recorded tree at `path` (which is free), following no link."""
+    for rel in sorted(entries, key=lambda r: (r.count("/"), r)):
+        kind, mode, content = entries[rel]
+        full = os.path.join(path, rel) if rel else path
+        parent, name = os.path.split(full)
+        with _opened(parent) as fd:
+            if kind == "d":
+                os.mkdir(name, mode | 0o700, dir_fd=fd)
+            elif kind == "l":
+                os.symlink(os.fsdecode(content), name, dir_fd=fd)
+            elif kind == "f":
+                out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                              | os.O_CLOEXEC, mode, dir_fd=fd)
+                with os.fdopen(out, "wb") as f:
+                    f.write(content)
+    for rel, (kind, mode, _) in entries.items():  # directories' own modes last
+        if kind == "d":
+            full = os.path.join(path, rel) if rel else path
+            with contextlib.suppress(OSError):
+                fd = open_dir(full)
+                try:
+                    os.chmod(f"/proc/self/fd/{fd}", mode)
+                finally:
+                    os.close(fd)
+
+
+@contextlib.contextmanager
+def _opened(directory: str) -> Iterator[int]:
+    fd = open_dir(directory)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _make_parents(path: str) -> None:
+    """The directories above `path` that the command removed or moved, made again."""
+    missing = []
+    parent = os.path.dirname(path)
+    while not os.path.lexists(parent):
+        missing.append(parent)
+        parent = os.path.dirname(parent)
+    for directory in reversed(missing):
+        with _opened(os.path.dirname(directory)) as fd:
+            os.mkdir(os.path.basename(directory), 0o755, dir_fd=fd)
+
+
+def repair(trees: list[Tree], unresolved: Callable[[str], None]) -> str:
+    """Put back every tree that changed; the notes for stderr. `unresolved` records a
+    path that could not be put back: later runs refuse until it is."""
+    notes = []
+    for tree in trees:
+        try:
+            now = _record(tree.path, None)
+        except OSError:
+            now = {}  # unreadable now: it changed
+        if now == tree.entries:
+            continue
+        try:
+            moved = move_aside(tree.path) or "" if now is not None else ""
+            if tree.entries is not None:
+                _make_parents(tree.path)
+                _put_back(tree.path, tree.entries)
+            notes.append(t("run.repaired", path=tree.path, moved=moved or "-"))
+        except OSError as e:
+            unresolved(tree.path)
+            notes.append(t("run.not_repaired", path=tree.path, error=e.strerror or e))
+    return "".join(f"swifty-sandbox: {n}\n" for n in notes)

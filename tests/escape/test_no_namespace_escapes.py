@@ -1,0 +1,181 @@
+"""Attacks that a sandbox without namespaces (Landlock) must close by other means, run
+under every backend: a socket that listens without bind, TCP Fast Open, a daemon
+double-forked away from its parent, a host process's memory, a link swapped in
+under a writable root after the check."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from swifty_sandbox import Sandbox
+from swifty_sandbox.sandbox.agents import RunResult
+from tests.listener import Listener, tcp_listener
+
+pytestmark = pytest.mark.linux
+
+Attack = Callable[..., RunResult]
+Runner = Callable[..., RunResult]
+
+
+def test_listen_without_bind_accepts_nothing(confined: Runner, unconfined: Runner,
+                                             project: Path) -> None:
+    """`listen()` on an unbound TCP socket binds a free port itself, which Landlock's
+    bind right never sees: from outside, nothing may connect to it."""
+    code = ("import socket, time, sys\n"
+            "s = socket.socket()\n"
+            "s.listen()\n"
+            "open('port', 'w').write(str(s.getsockname()[1]))\n"
+            "s.settimeout(4)\n"
+            "c, _ = s.accept(); c.sendall(b'in'); print('accepted')\n")
+    (project / "srv.py").write_text(code)
+
+    def attempt(run: Runner) -> bool:
+        (project / "port").unlink(missing_ok=True)
+        proc = subprocess.Popen([sys.executable, "-c",
+                                 "import time,sys,socket\n"
+                                 f"p='{project}/port'\n"
+                                 "for _ in range(60):\n"
+                                 "  try: port=int(open(p).read()); break\n"
+                                 "  except Exception: time.sleep(0.1)\n"
+                                 "else: sys.exit(3)\n"
+                                 "try: print(socket.create_connection(('127.0.0.1',port),2)"
+                                 ".recv(2).decode())\n"
+                                 "except OSError: sys.exit(4)\n"],
+                                stdout=subprocess.PIPE, text=True)
+        run([sys.executable, "srv.py"], timeout=10)
+        out, _ = proc.communicate(timeout=20)
+        return out.strip() == "in"
+
+    assert attempt(unconfined), "control: an unbound listener is reachable unconfined"
+    assert not attempt(confined), "ESCAPE: a listener without bind accepted a connection"
+
+
+@pytest.fixture
+def listener() -> Iterator[Listener]:
+    server = tcp_listener()
+    yield server
+    server.close()
+
+
+def test_tcp_fast_open_reaches_no_host_listener(attack: Attack, listener: Listener) -> None:
+    """sendto(MSG_FASTOPEN) connects inside the send, not through `connect()`."""
+    code = ("import socket\n"
+            "s = socket.socket()\n"
+            f"s.sendto(b'tfo', socket.MSG_FASTOPEN, ('127.0.0.1', {listener.port}))\n")
+
+    def worked() -> bool:
+        time.sleep(0.5)
+        return listener.got()
+
+    attack([sys.executable, "-c", code], worked, listener.reset)
+
+
+def _alive(marker: str) -> list[psutil.Process]:
+    return [p for p in psutil.process_iter(["cmdline"])
+            if marker in " ".join(p.info["cmdline"] or [])]
+
+
+def test_double_forked_daemon_is_gone(attack: Attack) -> None:
+    """Forked twice (its parent gone at once): reparented to the launcher, which is
+    their subreaper, and killed with the rest."""
+    marker = f"32{uuid.uuid4().int % 10**6}"
+
+    def worked() -> bool:
+        time.sleep(0.3)
+        return bool(_alive(f"sleep {marker}"))
+
+    def reset() -> None:
+        for proc in _alive(f"sleep {marker}"):
+            proc.kill()
+
+    daemon = ("import os\n"
+              "if os.fork() == 0:\n"
+              "    os.setpgid(0, 0)\n"  # out of the command's process group too
+              "    if os.fork() == 0:\n"
+              "        os.closerange(0, 3)\n"
+              f"        os.execvp('sleep', ['sleep', '{marker}'])\n"
+              "    os._exit(0)\n")
+    attack([sys.executable, "-c", daemon + "import time; time.sleep(0.5)\n"], worked, reset)
+
+
+@pytest.fixture
+def host_secret() -> Iterator[subprocess.Popen[bytes]]:
+    proc = subprocess.Popen([sys.executable, "-c",
+                             "import time; secret = 'hm-' + '5151'; print('ready', flush=True)"
+                             "; time.sleep(300)"],
+                            env={**os.environ, "HOST_SECRET": "he-7373"},
+                            stdout=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
+    yield proc
+    proc.kill()
+    proc.wait()
+    proc.stdout.close()
+
+
+def test_host_process_memory_and_ptrace(confined: Runner, unconfined: Runner,
+                                        host_secret: subprocess.Popen[bytes]) -> None:
+    """A same-uid host process: its memory through /proc, and ptrace (gdb's way)."""
+    pid = host_secret.pid
+    read_mem = ("import re, sys\n"
+                f"maps = open('/proc/{pid}/maps').read().splitlines()\n"
+                f"mem = open('/proc/{pid}/mem', 'rb')\n"
+                "for line in maps:\n"
+                "    lo, hi = (int(x, 16) for x in line.split()[0].split('-'))\n"
+                "    if 'rw' not in line.split()[1]: continue\n"
+                "    try:\n"
+                "        mem.seek(lo); data = mem.read(hi - lo)\n"
+                "    except OSError: continue\n"
+                "    if b'hm-5151' in data: print('FOUND'); break\n")
+    assert "FOUND" in unconfined([sys.executable, "-c", read_mem]).stdout
+    result = confined([sys.executable, "-c", read_mem])
+    assert "FOUND" not in result.stdout, result
+    attach = ("import ctypes, sys\n"
+              "libc = ctypes.CDLL(None, use_errno=True)\n"
+              f"print('ATTACHED' if libc.ptrace(16, {pid}, 0, 0) == 0 else 'refused')\n")
+    assert "ATTACHED" in unconfined([sys.executable, "-c", attach]).stdout
+    assert "ATTACHED" not in confined([sys.executable, "-c", attach]).stdout
+
+
+def test_a_link_swapped_in_after_the_check_leads_nowhere(project: Path, home: Path,
+                                                         backend: str) -> None:
+    """A concurrent command swaps a directory of the project for a link to home between
+    the compile and the run: bwrap refuses (its mounts are made from descriptors);
+    Landlock's rules are on the directories checked, so the write through the link
+    lands where no rule grants it."""
+    from swifty_sandbox.sandbox.run.selection import run_selected
+    from swifty_sandbox.sandbox.spec.compiler import SetupError
+
+    (project / "pkg" / ".git" / "hooks").mkdir(parents=True)
+    spec = Sandbox(project, home=home).spec()
+    (project / "pkg").rename(project / "pkg.real")
+    (project / "pkg").symlink_to(home)
+    script = home.parent / "swap.sh"
+    script.write_text(f"echo x > {project}/pkg/pwned\n")
+    try:
+        run_selected(spec, ["bash", str(script)])
+    except SetupError:
+        assert backend == "bwrap"
+    assert not (home / "pwned").exists()
+
+
+@pytest.mark.differs("new-beside-hidden")
+def test_a_new_file_beside_a_hidden_one_reads_back(confined: Runner, project: Path,
+                                                   home: Path) -> None:
+    """Everyday work next to a hidden `.env`: a file made there is read back, the
+    hidden one stays unreadable."""
+    (home / ".swifty").mkdir()
+    (home / ".swifty" / "permissions.yaml").write_text(
+        "- rule: ReadFile(.env)\n  effect: deny\n")
+    (project / ".env").write_text("TOKEN=tk-6262\n")
+    result = confined("echo made > notes.txt; cat notes.txt; cat .env")
+    assert "tk-6262" not in result.stdout
+    assert result.stdout.startswith("made"), result
