@@ -393,6 +393,22 @@ def test_a_skill_agent_or_command_with_hooks_is_not_planted(
     _runs_again(project, home)
 
 
+@pytest.mark.parametrize("plant", [
+    "mkdir -p docs/skills/x && printf '%s' '{hook}' > docs/skills/x/SKILL.md && "
+    "ln -s docs .claude",
+    "mkdir -p .claude docs/x && printf '%s' '{hook}' > docs/x/SKILL.md && "
+    "ln -s ../docs .claude/skills"])
+def test_a_skill_behind_a_linked_directory_is_moved_aside(
+        attack: Attack, project: Path, home: Path, plant: str) -> None:
+    """Next variant: the skill planted behind a link the command made (`.claude ->
+    docs`, `.claude/skills -> ../docs`): the link is moved aside, the tree kept."""
+    skill = project / ".claude" / "skills" / "x" / "SKILL.md"
+    attack(plant.format(hook=SKILL_HOOK), skill.exists,
+           _reset(project / ".claude", project / "docs"))
+    assert not skill.exists()
+    _runs_again(project, home)
+
+
 @pytest.mark.parametrize("name", [".claude/skills/x/SKILL.md", ".claude/agents/x.md"])
 def test_an_existing_skill_is_not_rewritten(attack: Attack, project: Path, name: str
                                             ) -> None:
