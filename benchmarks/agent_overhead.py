@@ -2,12 +2,14 @@
 `init`: the hook answering the agent, then the rewritten command running confined,
 against the agent running the plain command itself.
 
-    python -m benchmarks.agent_overhead [--runs N]
+    python -m benchmarks.agent_overhead [--runs N] [--no-rules]
 
 Per call: `swifty-sandbox hook claude-code` with Claude Code's JSON on stdin (warm: the
 warm server of this context, as a person's hook runs after its first call; cold: with
 `SWIFTY_DAEMON=off`), then `bash -c <rewritten command>`; the baseline is `bash -c
-<command>`. The cases run interleaved, so a load burst on this shared machine hits all.
+<command>`; the floor is bare `bwrap --ro-bind / / true` (what any confinement costs).
+The cases run interleaved, so a load burst on this shared machine hits all; on a loaded
+machine compare the ratios to plain and to bare bwrap, not the milliseconds.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from swifty_sandbox.policy.files import PolicyFiles
+from swifty_sandbox.policy.types import Scope
 
 from .decision_latency import make_project
 
@@ -37,6 +42,8 @@ def call_ms(argv: list[str], stdin: str, env: dict[str, str], cwd: Path) -> tupl
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--no-rules", action="store_true",
+                        help="without the 90 rules of three layers (what `init` leaves)")
     args = parser.parse_args()
     script = str(Path(sys.executable).with_name("swifty-sandbox"))
     base = Path.home() / ".cache" / "swifty-sandbox-bench"  # not under /tmp: a root there
@@ -44,6 +51,10 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(dir=base))
     try:
         project, home = make_project(tmp)
+        if args.no_rules:
+            files = PolicyFiles(project, home)
+            for scope in Scope:
+                files.rules(scope).unlink()
         subprocess.run(["git", "init", "-q", str(project)], check=True)
         payload = json.dumps({"session_id": "s", "transcript_path": "/t.jsonl",
                               "cwd": str(project), "permission_mode": "default",
@@ -52,10 +63,13 @@ def main() -> None:
         envs = {"warm": {"HOME": str(home), "PATH": "/usr/bin:/bin"},
                 "cold": {"HOME": str(home), "PATH": "/usr/bin:/bin", "SWIFTY_DAEMON": "off"}}
         times: dict[str, list[float]] = {k: [] for k in (
-            "plain", "hook warm", "hook cold", "run warm", "run cold")}
+            "plain", "bwrap", "hook warm", "hook cold", "run warm", "run cold")}
+        bwrap = shutil.which("bwrap") or "bwrap"
         for _ in range(args.runs + 1):  # the first round starts the warm server
             times["plain"].append(call_ms(["bash", "-c", COMMAND], "", envs["cold"],
                                           project)[0])
+            times["bwrap"].append(call_ms([bwrap, "--ro-bind", "/", "/", "true"], "",
+                                          envs["cold"], project)[0])
             for kind, env in envs.items():
                 ms, out = call_ms([script, "hook", "claude-code"], payload, env, project)
                 rewritten = json.loads(out)["hookSpecificOutput"]["updatedInput"]["command"]
@@ -63,13 +77,15 @@ def main() -> None:
                 times[f"run {kind}"].append(call_ms(["bash", "-c", rewritten], "", env,
                                                     project)[0])
         median = {k: statistics.median(v[1:]) for k, v in times.items()}
-        plain = median["plain"]
+        plain, floor = median["plain"], median["bwrap"]
+        print(f"plain {plain:.1f} ms, bare bwrap {floor:.1f} ms")
         for kind in ("warm", "cold"):
             hook, run = median[f"hook {kind}"], median[f"run {kind}"]
             added = hook + run - plain
             print(f"{kind}: hook {hook:.1f} ms + confined run {run:.1f} ms - plain "
                   f"{plain:.1f} ms = +{added:.1f} ms per tool call "
-                  f"({added / 50:.2f}x the +50 ms target)")
+                  f"({added / 50:.2f}x the +50 ms target; hook+run {(hook + run) / plain:.1f}x "
+                  f"plain, {(hook + run) / floor:.1f}x bare bwrap)")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
