@@ -33,8 +33,10 @@ from .ruleset import compile_ruleset
 
 if TYPE_CHECKING:
     from ..backend import Check
+    from ..linux.caps import Caps
     from ..run.executor import Completed
     from .ruleset import Ruleset
+
 
 def kernel_abi() -> tuple[int, str]:
     """The Landlock ABI this kernel runs (0 when none) and why not."""
@@ -144,6 +146,7 @@ class LandlockBackend:
         launch.spec, launch.cwd, launch.own_tree = spec, "/", True  # it reaps its tree
         launch.missing_launcher = t("setup.landlock_failed", error=launch.argv[0])
         launch.judge_with(partial(_judged, list(command), spec.cwd))
+        launch.judge_with(partial(_fork_hint, caps, spec.limits.processes))
         return launch
 
     def render(self, target: str, spec: SandboxSpec, command: Sequence[str],
@@ -271,6 +274,18 @@ def _judged(command: list[str], cwd: str, result: Completed, env: Mapping[str, s
                                        error=os.strerror(errno)))
         return dataclasses.replace(result, exit_code=code,
                                    stderr=result.stderr + message.encode() + b"\n")
+    return result
+
+
+def _fork_hint(caps: Caps, processes: int | None, result: Completed,
+               env: Mapping[str, str]) -> Completed:
+    """A fork that failed under an rlimit cap on processes: which cap, how to raise it
+    (with a cgroup, its own count says so when the launch ends)."""
+    from ..linux.backend import _FORK_FAILED
+
+    if processes and caps.processes_capped() is None and _FORK_FAILED.search(result.stderr):
+        return dataclasses.replace(result, stderr=result.stderr + (t(
+            "run.process_cap_likely", processes=processes) + "\n").encode())
     return result
 
 
