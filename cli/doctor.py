@@ -55,6 +55,7 @@ def _fix(bwrap: str | None) -> None:
     """Show the profile, write it atomically, load it (root only)."""
     import os
 
+    # doctor's only: kept off the CLI's start-up path
     from swifty_sandbox.sandbox.run import apparmor
     from swifty_sandbox.sandbox.run.executor import execute
     from swifty_sandbox.sandbox.run.probe import find_bwrap, read_sysctl

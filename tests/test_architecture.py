@@ -108,6 +108,36 @@ def test_no_import_circles() -> None:
     assert circles == []
 
 
+def test_imports_in_functions_say_why() -> None:
+    """An import of our own code inside a function is there for start-up time only
+    (a module one command needs, the optional MCP SDK, what the warm server imports after
+    its code stamp), and says so in a comment on it or above its group; with no circle
+    left to hide, any other one belongs at the top of its module."""
+    silent = []
+    for module, path in sorted(MODULES.items()):
+        lines = Path(path).read_text().splitlines()
+        tree = ast.parse("\n".join(lines), path)
+        guarded = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+                   and "TYPE_CHECKING" in ast.unparse(node.test) for n in ast.walk(node)}
+        for function in ast.walk(tree):
+            if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for node in ast.walk(function):
+                if not isinstance(node, ast.ImportFrom) or id(node) in guarded or not (
+                        node.level or (node.module or "").startswith(parts.ROOT)):
+                    continue
+                said = any("#" in line for line in lines[node.lineno - 1:node.end_lineno])
+                above = node.lineno - 2
+                while not said and above >= 0 and (
+                        lines[above].strip().startswith(("from ", "import ", "#", ")"))
+                        or lines[above].strip().endswith(",") or not lines[above].strip()):
+                    said = lines[above].strip().startswith("#")
+                    above -= 1
+                if not said:
+                    silent.append(f"{module}:{node.lineno}")
+    assert silent == []
+
+
 def test_every_module_is_found() -> None:
     """The derived list misses no file: every .py in the package folders is a module of
     it (a folder without `__init__.py` would be left out of `trusted_paths`)."""

@@ -245,6 +245,7 @@ class Sandbox:
         """The sandbox a command would run in now."""
         import dataclasses
 
+        # the backend choice, loaded when a spec is made (check's start-up path)
         from ..run.selection import chosen
 
         spec = compile_spec(self.policy, self.effective_mode, cwd, limits)

@@ -140,8 +140,10 @@ __all__ = ["agent_checks", "installed"]
 def confined_run(backend_choice: str | None) -> Check:
     """`true` run confined in the project of the current directory, as `run` would
     (`run.doctor.diagnose`'s last line)."""
+    # doctor's only: kept off run's start-up path
     from swifty_sandbox.policy import SwiftyError
 
+    # doctor's only: kept off run's start-up path
     from .api import Sandbox
 
     try:

@@ -78,6 +78,7 @@ def config(ruleset: Ruleset, cwd: str, seccomp_fds: Sequence[int],
 def _trusted_inside(spec: SandboxSpec) -> list[str]:
     """What the next `run` executes (this interpreter, its environment, this package)
     that a command here could write: bwrap binds it read-only, Landlock cannot."""
+    # loaded only when this backend runs or renders (run's start-up path)
     from ..spec.pathguard import trusted_paths
 
     roots = [*spec.writable, *(d for d in (spec.temp_dir, spec.toolchain_dir) if d)]
@@ -102,6 +103,7 @@ class LandlockBackend:
         """The launcher's argv: the caps' cgroup join before it, the ruleset, the two
         seccomp filters and the rlimits in memfds, its status pipe; TMPDIR at the
         project's temp dir; the protected trees recorded, put back when it ends."""
+        # loaded only when this backend runs or renders (run's start-up path)
         from ..linux.backend import launch_caps
         from ..run.aftercare import _record
         from .repair import repair, snapshot
@@ -152,6 +154,7 @@ class LandlockBackend:
     def render(self, target: str, spec: SandboxSpec, command: Sequence[str],
                options: Mapping[str, object] | None = None, host: Host | None = None
                ) -> Rendered:
+        # loaded only when this backend runs or renders (run's start-up path)
         from .netfilter import network_rules
 
         abi = kernel_abi()[0] or ll.HIGHEST  # a machine without Landlock: the newest
@@ -167,6 +170,7 @@ class LandlockBackend:
                                          "seccomp_network": network, "argv": argv})
 
     def probe(self, configured_bwrap: str | None) -> list[Check]:
+        # loaded only when this backend runs or renders (run's start-up path)
         from ..backend import Check
 
         abi, why = kernel_abi()
@@ -186,6 +190,7 @@ def _abi_features(abi: int) -> str:
 
 def _bpf(spec: SandboxSpec, abi: int, network: bool) -> bytes:
     """The profile's filter (the same BPF bwrap loads), or the network rows."""
+    # loaded only when this backend runs or renders (run's start-up path)
     from ..linux.seccomp import SeccompUnavailable, export, export_rows
     from .netfilter import network_rules
 
@@ -221,6 +226,7 @@ def _private_temp(launch: Launch, spec: SandboxSpec) -> SandboxSpec:
     import shutil
     import tempfile
 
+    # loaded only when this backend runs or renders (run's start-up path)
     from ..spec.compiler import TEMP_HOME
 
     parent = os.path.join(spec.home, TEMP_HOME)
@@ -254,6 +260,7 @@ def _judged(command: list[str], cwd: str, result: Completed, env: Mapping[str, s
             ) -> Completed:
     """The launcher's status: a set-up failure is 125 (SetupError), an exec that
     failed is the shell's 127/126, else the command's own result."""
+    # loaded only when this backend runs or renders (run's start-up path)
     from ..run.execfail import _lookup
 
     failed = next((str(d["setup-error"]) for d in result.status if "setup-error" in d),
@@ -265,6 +272,7 @@ def _judged(command: list[str], cwd: str, result: Completed, env: Mapping[str, s
         raise SetupError(t("setup.landlock_failed", error=error))
     errno = next((d["exec-errno"] for d in result.status if "exec-errno" in d), None)
     if isinstance(errno, int):
+        # loaded only when this backend runs or renders (run's start-up path)
         from swifty_sandbox.policy.errors import ExitCode
 
         # Looked up from outside as a shell would; where that finds it runnable, the
@@ -281,6 +289,7 @@ def _fork_hint(caps: Caps, processes: int | None, result: Completed,
                env: Mapping[str, str]) -> Completed:
     """A fork that failed under an rlimit cap on processes: which cap, how to raise it
     (with a cgroup, its own count says so when the launch ends)."""
+    # loaded only when this backend runs or renders (run's start-up path)
     from ..linux.backend import _FORK_FAILED
 
     if processes and caps.processes_capped() is None and _FORK_FAILED.search(result.stderr):

@@ -213,6 +213,7 @@ def _died_before_exec(result: Completed, program: str, cwd: str, path: str | Non
     in the set-up (`Can't mount proc on /newroot/proc` under a container's masked
     /proc) exits 1 and no `exit-code` is written, as when the exec fails. Not the exec:
     its own message is not there and the program would run (looked up from outside)."""
+    # only when bwrap may have died before the exec
     from ..run.execfail import _lookup
 
     return (not result.timed_out and result.exit_code == 1

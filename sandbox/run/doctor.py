@@ -50,6 +50,7 @@ def diagnose(configured_bwrap: str | None = None,
     Landlock backend's and AppArmor's too, and last `confined()`: a real confined `true`
     through the backend a run would choose (the same set-up as `run`: doctor cannot say
     "ok" where a run cannot confine; the CLI gives it, `agents.doctor.confined_run`)."""
+    # doctor's only: kept off run's start-up path
     from ..backend import backend_named
 
     try:
@@ -77,6 +78,7 @@ def diagnose(configured_bwrap: str | None = None,
 
 def apparmor_checks(configured_bwrap: str | None) -> list[Check]:
     """Ubuntu 24.04+: the restriction, and the profile that lifts it for this bwrap."""
+    # doctor's only: kept off run's start-up path
     from . import apparmor
     from .probe import find_bwrap, read_sysctl
 
@@ -89,6 +91,7 @@ def apparmor_checks(configured_bwrap: str | None) -> list[Check]:
 def apparmor_verdict(restricted: str | None, bwrap: str | None, loaded: bool
                      ) -> list[Check]:
     """The AppArmor line (pure): none where nothing restricts user namespaces."""
+    # doctor's only: kept off run's start-up path
     from . import apparmor
 
     if restricted != "1":

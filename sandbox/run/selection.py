@@ -35,6 +35,7 @@ def chosen(flag: str | None, setting: str | None) -> str:
     """The backend asked for: the flag, else the environment, else the settings."""
     value = flag or os.environ.get(ENV) or setting or "auto"
     if value not in CHOICES:
+        # what this choice needs only, loaded for it (run's start-up path)
         from ..spec.compiler import SetupError
 
         raise SetupError(t("setup.backend_unknown", value=value, choices=", ".join(CHOICES)))
@@ -48,6 +49,7 @@ def module_name(choice: str) -> str:
 
 def namespaces_refused_without_probe(bwrap: str | None) -> str | None:
     """Why bwrap cannot make namespaces, when a sysctl already says so (no process)."""
+    # what this choice needs only, loaded for it (run's start-up path)
     from .probe import read_sysctl
 
     if read_sysctl("user.max_user_namespaces") == "0":
@@ -56,6 +58,7 @@ def namespaces_refused_without_probe(bwrap: str | None) -> str | None:
         return "kernel.unprivileged_userns_clone=0"
     if read_sysctl("kernel.apparmor_restrict_unprivileged_userns") == "1" and \
             os.geteuid() != 0:
+        # what this choice needs only, loaded for it (run's start-up path)
         from .apparmor import profile_loaded
 
         if not profile_loaded(bwrap):
@@ -65,6 +68,7 @@ def namespaces_refused_without_probe(bwrap: str | None) -> str | None:
 
 def bwrap_refused(bwrap: str | None) -> str | None:
     """Why bwrap cannot make its namespaces here (a probe), None when it can."""
+    # what this choice needs only, loaded for it (run's start-up path)
     from .probe import find_bwrap, try_namespaces
 
     found = find_bwrap(bwrap)
@@ -75,6 +79,7 @@ def bwrap_refused(bwrap: str | None) -> str | None:
 
 
 def landlock_refused() -> str | None:
+    # what this choice needs only, loaded for it (run's start-up path)
     from ..landlock.backend import kernel_abi
 
     abi, why = kernel_abi()
@@ -82,6 +87,7 @@ def landlock_refused() -> str | None:
 
 
 def neither(bwrap_error: str, landlock_error: str) -> Exception:
+    # what this choice needs only, loaded for it (run's start-up path)
     from ..spec.compiler import SetupError
     from .doctor import userns_fix
     from .probe import read_sysctl
@@ -94,6 +100,7 @@ def neither(bwrap_error: str, landlock_error: str) -> Exception:
 
 
 def fallback_note(why: str) -> str:
+    # what this choice needs only, loaded for it (run's start-up path)
     from ..landlock.backend import kernel_abi
 
     return t("run.landlock_fallback", why=why, abi=kernel_abi()[0]) + "\n"
@@ -109,6 +116,7 @@ def run_selected(spec: SandboxSpec, command: Sequence[str], **options: Any) -> C
     the platform's. The result's `backend` says which one confined it."""
     import dataclasses
 
+    # what this choice needs only, loaded for it (run's start-up path)
     from ..backend import backend_named
     from ..spec.compiler import SetupError
     from .launch import run_confined
