@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from swifty_sandbox.messages import t
 
-from .spec.compiler import SandboxSpec, SetupError
+from .spec.compiler import TEMP_HOME, SandboxSpec, SetupError, ensure_temp_dir
 
 if TYPE_CHECKING:
     from swifty_sandbox.policy.network import NetworkPolicy
@@ -190,6 +190,25 @@ class Launch:
     def on_close(self, closer: Callable[[], str]) -> None:
         """Run when the launch ends, after its descriptors are closed; returns a note."""
         self._closers.append(closer)
+
+    def private_temp(self, home: str) -> str:
+        """An empty directory of this command's own under the user's protected temp home,
+        for a backend that cannot mount an empty /tmp; removed when the launch ends.
+        Raises OSError when it cannot be made (the caller says which backend failed)."""
+        # loaded only by the backends that need one (run's start-up path)
+        import shutil
+        import tempfile
+
+        parent = os.path.join(home, TEMP_HOME)
+        ensure_temp_dir(parent)
+        private = tempfile.mkdtemp(prefix="private-", dir=parent)
+
+        def remove() -> str:
+            shutil.rmtree(private, ignore_errors=True)
+            return ""
+
+        self.on_close(remove)
+        return private
 
     def edit_env(self, edit: EnvEdit) -> None:
         """Applied to the scrubbed environment before the spawn (may raise SetupError)."""

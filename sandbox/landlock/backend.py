@@ -27,7 +27,7 @@ from swifty_sandbox.messages import t
 from swifty_sandbox.policy.paths import is_within
 
 from ..backend import Host, Launch, Rendered
-from ..spec.compiler import SandboxSpec, SetupError
+from ..spec.compiler import TEMP_HOME, SandboxSpec, SetupError
 from . import abi as ll
 from .ruleset import compile_ruleset
 
@@ -223,24 +223,11 @@ def _rlimits(rlimits: Sequence[tuple[int, int]], prefix: Sequence[str]
 def _private_temp(launch: Launch, spec: SandboxSpec) -> SandboxSpec:
     """`tmp: private`: an empty directory of this command's own (nothing can be
     mounted at /tmp), removed when the launch ends."""
-    import shutil
-    import tempfile
-
-    # loaded only when this backend runs or renders (run's start-up path)
-    from ..spec.compiler import TEMP_HOME
-
-    parent = os.path.join(spec.home, TEMP_HOME)
     try:
-        os.makedirs(parent, mode=0o700, exist_ok=True)
-        private = tempfile.mkdtemp(prefix="private-", dir=parent)
+        private = launch.private_temp(spec.home)
     except OSError as e:
-        raise SetupError(t("setup.landlock_temp", path=parent, error=e.strerror)) from e
-
-    def remove() -> str:
-        shutil.rmtree(private, ignore_errors=True)
-        return ""
-
-    launch.on_close(remove)
+        raise SetupError(t("setup.landlock_temp", path=os.path.join(spec.home, TEMP_HOME),
+                           error=e.strerror)) from e
     return dataclasses.replace(spec, temp_dir=private, private_dirs=())
 
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import shlex
-import shutil
-import tempfile
 from collections.abc import Mapping, Sequence
 from functools import partial
 
@@ -20,7 +18,7 @@ from swifty_sandbox.messages import t
 from ..backend import Check, Host, Launch, Rendered
 from ..run.doctor import self_protection
 from ..run.executor import Completed, execute
-from ..spec.compiler import TEMP_HOME, SandboxSpec, SetupError, ensure_temp_dir, scrub_env
+from ..spec.compiler import TEMP_HOME, SandboxSpec, SetupError, scrub_env
 from .seatbelt import SANDBOX_EXEC, sandbox_exec_argv, seatbelt_profile
 
 # sandbox-exec's own failures (sysexits): the profile did not compile (EX_DATAERR) or
@@ -104,18 +102,11 @@ def _temp_dir(launch: Launch, spec: SandboxSpec) -> SandboxSpec:
     launch ends."""
     if launch.dry or spec.temp_dir is not None or not (spec.private_dirs and spec.home):
         return spec
-    parent = os.path.join(spec.home, TEMP_HOME)
     try:
-        ensure_temp_dir(parent)
-        private = tempfile.mkdtemp(prefix="private-", dir=parent)
+        private = launch.private_temp(spec.home)
     except OSError as e:
-        raise SetupError(t("setup.macos_temp", path=parent, error=e.strerror)) from e
-
-    def remove() -> str:
-        shutil.rmtree(private, ignore_errors=True)
-        return ""
-
-    launch.on_close(remove)
+        raise SetupError(t("setup.macos_temp", path=os.path.join(spec.home, TEMP_HOME),
+                           error=e.strerror)) from e
     return dataclasses.replace(spec, temp_dir=private)
 
 
