@@ -31,6 +31,7 @@ import sys
 # syscall table: the same on x86_64, arm64, riscv64). `abi.py` has the access rights.
 _SYS_CREATE, _SYS_ADD, _SYS_RESTRICT = 444, 445, 446
 _PR_SET_NO_NEW_PRIVS, _PR_SET_CHILD_SUBREAPER, _PR_CAPBSET_DROP = 38, 36, 24
+_PR_CAPBSET_READ = 23
 _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
 _PR_SET_PDEATHSIG = 1
@@ -151,9 +152,14 @@ def _drop_capabilities() -> None:
     """Root keeps its uid but none of its capabilities (bwrap: `--cap-drop ALL`)."""
     _prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, "clear ambient capabilities")
     if os.geteuid() == 0:
+        # Only what the set holds: dropping takes CAP_SETPCAP even for a capability
+        # already gone, and a sandbox around us (Codex's, where an approved command
+        # runs) empties the set and CAP_SETPCAP with it. EINVAL: no such capability.
         for cap in range(64):
-            if _libc.prctl(_PR_CAPBSET_DROP, ctypes.c_ulong(cap), 0, 0, 0) < 0 and \
-                    ctypes.get_errno() != 22:  # EINVAL: no such capability
+            held = _libc.prctl(_PR_CAPBSET_READ, ctypes.c_ulong(cap), 0, 0, 0)
+            if held < 0 and ctypes.get_errno() != 22:
+                _check(-1, "read the capability bounding set")
+            if held > 0 and _libc.prctl(_PR_CAPBSET_DROP, ctypes.c_ulong(cap), 0, 0, 0) < 0:
                 _check(-1, "drop capability from the bounding set")
     header = _CapHeader(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3
     data = (_CapData * 2)()

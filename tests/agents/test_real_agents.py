@@ -13,8 +13,10 @@ from typing import Any
 import pytest
 
 from swifty_sandbox.cli.hook import runner
+from swifty_sandbox.policy import Mode, SandboxMode
+from swifty_sandbox.sandbox.agents.hooks import confined_command
 
-from .conftest import Agent
+from .conftest import Agent, program
 from .model_server import Call
 
 pytestmark = [pytest.mark.bwrap, pytest.mark.agents]
@@ -175,3 +177,49 @@ def test_claude_monitor_runs_confined_and_an_mcp_ask_comes_back_with_the_rule(
     assert "`Bash(touch deployed)`" in results[3] and "effect: allow" in results[3]
     assert "back-channel" not in results[3]
     assert unconfined(agent.home, "touch ~/monitor-escaped").returncode == 0  # control
+
+
+def test_an_approved_ask_runs_confined_inside_codexs_own_sandbox(make_agent: MakeAgent
+                                                                 ) -> None:
+    """Codex runs a command its approval rule prompted for (our `run --approved`) inside
+    its own sandbox once the person says yes: with the default `workspace-write`, its
+    seccomp filter refuses the NETLINK_ROUTE socket bwrap needs and the capability
+    bounding set is empty. `auto` then confines with Landlock (stacked inside Codex's).
+    `codex sandbox` is that sandbox, run headless (the person's yes needs the TUI)."""
+    agent = installed(make_agent, "codex")
+    (agent.project / ".swifty").mkdir()
+    (agent.project / ".swifty" / "permissions.yaml").write_text(
+        "- rule: Bash(touch approved-ran*)\n  effect: ask\n")
+    key = agent.home / ".ssh" / "id_ed25519"
+    temp = agent.home / ".cache" / "swifty-sandbox" / "tmp"
+
+    def in_codex(command: str, *config: str) -> subprocess.CompletedProcess[str]:
+        inside = [str(program("codex")), "sandbox", "-c", 'sandbox_mode="workspace-write"',
+                  *(a for c in config for a in ("-c", c)), "--"]
+        return subprocess.run([*inside, "bash", "-c", command], cwd=agent.project,
+                              env=agent.env, capture_output=True, text=True, timeout=60,
+                              check=False)
+
+    control = in_codex(f"cat {key}; touch approved-ran-control")  # Codex's sandbox alone
+    assert agent.key in control.stdout, control
+    assert (agent.project / "approved-ran-control").exists()
+    command = f"cat {key}; touch approved-ran"
+    approved = confined_command(runner(), command, agent.project, Mode.DEFAULT,
+                                SandboxMode.AUTO, approved=True)
+    # Codex's sandbox keeps our state (the command's private temp) read-only: we fail
+    # closed, naming it, until it is one of Codex's writable roots.
+    refused = in_codex(approved)
+    assert refused.returncode == 125 and str(temp) in refused.stderr, refused
+    assert not (agent.project / "approved-ran").exists()
+    # Only the temp folder: nothing in it is trusted (a confined command writes its own
+    # there as /tmp), unlike the program table's cache beside it.
+    writable = f'sandbox_workspace_write.writable_roots=["{temp}"]'
+    temp.mkdir(parents=True, exist_ok=True)  # Codex binds a writable root that exists
+    done = in_codex(approved, writable)
+    assert (agent.project / "approved-ran").exists(), done  # it ran: the ask was answered
+    assert agent.key not in done.stdout + done.stderr  # confined by us: the key is hidden
+    assert "Landlock" in done.stderr, done.stderr
+    denied = in_codex(confined_command(runner(), "rm -rf ~", agent.project, Mode.DEFAULT,
+                                       SandboxMode.AUTO, approved=True), writable)
+    assert denied.returncode == 126 and "Denied (" in denied.stderr, denied
+    assert key.exists()

