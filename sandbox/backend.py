@@ -72,18 +72,21 @@ _PLATFORMS: dict[str, str] = {"linux": "linux", "darwin": "macos"}
 class Host:
     """The call a launch is compiled for: the caller's environment (before scrubbing),
     the network allowlist (None: no network, also for an empty one), who answers for a
-    host outside it, the terminals the command inherits. `dry`: the launch is only
+    host outside it, the terminals the command inherits; `terminal`: its stdin is a pty
+    of ours, to become its controlling terminal (`run/terminal.py`). `dry`: the launch is only
     described (`render`): placeholder descriptors, nothing made, and what this machine
     lacks (bwrap, libseccomp, sandbox-exec) is no error."""
 
-    __slots__ = ("ask_host", "dry", "environ", "network", "terminals")
+    __slots__ = ("ask_host", "dry", "environ", "network", "terminal", "terminals")
 
     def __init__(self, environ: Mapping[str, str] | None = None, *,
                  network: NetworkPolicy | None = None, ask_host: HostAsk | None = None,
-                 terminals: tuple[str, ...] = (), dry: bool = False) -> None:
+                 terminals: tuple[str, ...] = (), terminal: bool = False,
+                 dry: bool = False) -> None:
         self.environ: Mapping[str, str] = environ if environ is not None else {}
         self.network = network if network is not None and network.enabled else None
         self.ask_host, self.terminals, self.dry = ask_host, terminals, dry
+        self.terminal = terminal
 
 
 class Companion(Protocol):

@@ -130,6 +130,10 @@ class LandlockBackend:
                 spec = dataclasses.replace(spec, snapshot={
                     p: v for p, v in spec.snapshot.items()
                     if not any(is_within(p, tree.path) for tree in trees)})
+            if host.terminal:  # our pty its controlling terminal, from inside
+                from ..run.launch import controlled  # loaded with the backend already
+
+                spec, command = controlled(spec, command)
             ruleset = compile_ruleset(spec, abi, ttys=host.terminals)
             caps = launch_caps(launch, spec.limits)
             seccomp = [launch.data("swifty-seccomp", partial(_bpf, spec, abi, net))

@@ -21,7 +21,7 @@ from swifty_sandbox.policy.profile import load_profile
 from ..backend import Check, Host, Launch, Rendered
 from ..fsafe import open_dir
 from ..run.doctor import self_protection, userns_fix
-from ..run.launch import proxied
+from ..run.launch import controlled, proxied
 from ..run.probe import bwrap_version, find_bwrap, read_sysctl, try_namespaces
 from ..spec.compiler import Limits, SandboxSpec, SetupError
 from . import cgroups
@@ -54,6 +54,8 @@ class LinuxBackend:
             caps = launch_caps(launch, spec.limits)
             seccomp_fd = launch.data("swifty-seccomp", partial(seccomp_bpf, spec.seccomp))
             status_fd = launch.status_pipe()
+            if host.terminal:  # bwrap's --new-session left it none: our pty, inside
+                spec, command = controlled(spec, command)
             if host.network is not None:
                 spec, command = proxied(launch, host, spec, command)
             launch.argv = [*caps.outer, *bwrap_argv(

@@ -17,14 +17,19 @@ import subprocess
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from swifty_sandbox.policy.errors import ExitCode
+
+if TYPE_CHECKING:
+    from .terminal import Terminal
 
 EXIT_TIMEOUT = ExitCode.TIMEOUT
 DEVNULL = subprocess.DEVNULL
 _DRAIN_AFTER_EXIT = 1.0  # seconds to read what is left in the pipes after the exit
 _CHUNK = 65536
+EVENT_BYTES = 8192  # the most one on-output call carries
+OnOutput = Callable[[str, bytes], None]  # ("stdout" | "stderr", bytes) as they arrive
 
 
 class BoundedBuffer:
@@ -92,6 +97,26 @@ def kill_tree(pid: int) -> None:
         os.kill(pid, signal.SIGKILL)
 
 
+def streamed(name: str, keep: Callable[[bytes], None], on_output: OnOutput,
+             limit: int) -> Callable[[bytes], None]:
+    """A sink that keeps every chunk and also passes it on at once, in pieces of at most
+    EVENT_BYTES, until `limit` bytes of the stream have gone (what the result could hold
+    whole; past it, the result's tail says the rest). `on_output` blocking holds the
+    command back: its pipe fills and its writes wait (a reader that does not read costs
+    no memory)."""
+    sent = 0
+
+    def sink(data: bytes) -> None:
+        nonlocal sent
+        keep(data)
+        part = data[:max(0, limit - sent)]
+        sent += len(part)
+        for start in range(0, len(part), EVENT_BYTES):
+            on_output(name, part[start:start + EVENT_BYTES])
+
+    return sink
+
+
 def _status_from_returncode(code: int) -> int:
     return 128 - code if code < 0 else code
 
@@ -110,31 +135,31 @@ def execute(
     preexec: Callable[[], None] | None = None,
     close_after_spawn: Sequence[int] = (),
     own_tree: bool = False,
+    on_output: OnOutput | None = None,
+    terminal: Terminal | None = None,
 ) -> Completed:
     """Run `argv` to completion (or timeout); `status_fd` is the read end of bwrap's
     --json-status-fd pipe, read alongside the output. `close_after_spawn` are fds only
     the child needs (the pipe's write end: the read end sees EOF when bwrap exits);
     execute() closes them, even when it fails or is interrupted.
     `own_tree`: the command reaps its own tree when it exits (bwrap: the PID
-    namespace dies with it), so a normal exit needs no tree walk."""
+    namespace dies with it), so a normal exit needs no tree walk.
+    `on_output`: each stream's output as it arrives (`streamed`). `terminal`: the
+    command's pty (`terminal.py`), relayed to the user's terminal; execute() closes
+    it."""
     start = time.monotonic()
     out_buf, err_buf = BoundedBuffer(output_bytes), BoundedBuffer(output_bytes)
     status_raw = bytearray()
-    try:
-        proc = subprocess.Popen(
-            list(argv), env=env, cwd=cwd, stdin=stdin,
-            stdout=subprocess.PIPE if capture else None,
-            stderr=subprocess.PIPE if capture else None,
-            pass_fds=tuple(pass_fds), start_new_session=True,
-            preexec_fn=preexec,  # no threads here; rlimits must be set in the child
-        )
-    finally:  # they are ours to close from the call on, whatever happens
-        for fd in close_after_spawn:
-            os.close(fd)
+    proc = _spawn(argv, env=env, cwd=cwd, capture=capture, stdin=stdin, pass_fds=pass_fds,
+                  preexec=preexec, close_after_spawn=close_after_spawn, terminal=terminal)
     sel = selectors.DefaultSelector()
     sinks: dict[int, Callable[[bytes], None]] = {}
-    for stream, sink in ((proc.stdout, out_buf.add), (proc.stderr, err_buf.add)):
+    kept: tuple[tuple[str, IO[bytes] | None, Callable[[bytes], None]], ...] = (
+        ("stdout", proc.stdout, out_buf.add), ("stderr", proc.stderr, err_buf.add))
+    for name, stream, sink in kept:
         if stream is not None:
+            if on_output is not None:
+                sink = streamed(name, sink, on_output, output_bytes)
             os.set_blocking(stream.fileno(), False)
             sel.register(stream.fileno(), selectors.EVENT_READ)
             sinks[stream.fileno()] = sink
@@ -144,12 +169,17 @@ def execute(
 
     deadline = start + timeout if timeout is not None else None
     try:
-        timed_out = _pump(proc, sel, sinks, deadline, own_tree=own_tree)
+        if terminal is not None:
+            timed_out = _relay(proc, terminal, sinks, deadline, own_tree=own_tree)
+        else:
+            timed_out = _pump(proc, sel, sinks, deadline, own_tree=own_tree)
         if timed_out:
             kill_tree(proc.pid)
         proc.wait()
     finally:
         sel.close()
+        if terminal is not None:
+            terminal.close()
         for stream in (proc.stdout, proc.stderr):
             if stream is not None:
                 stream.close()
@@ -167,6 +197,34 @@ def execute(
         duration_ms=int((time.monotonic() - start) * 1000),
         status=status,
     )
+
+
+def _spawn(argv: Sequence[str], *, env: dict[str, str] | None, cwd: str | None,
+           capture: bool, stdin: int | IO[bytes] | None, pass_fds: Sequence[int],
+           preexec: Callable[[], None] | None, close_after_spawn: Sequence[int],
+           terminal: Terminal | None) -> subprocess.Popen[bytes]:
+    """The child, in a new session; on a pty of ours, its stdin (and the outputs that
+    are the user's terminal) are the pty's slave."""
+    child_out: int | None = subprocess.PIPE if capture else None
+    child_err: int | None = child_out
+    if terminal is not None:
+        stdin, child_out, child_err = terminal.child_fds()
+    try:
+        proc = subprocess.Popen(
+            list(argv), env=env, cwd=cwd, stdin=stdin, stdout=child_out, stderr=child_err,
+            pass_fds=tuple(pass_fds), start_new_session=True,
+            preexec_fn=preexec,  # no threads here; rlimits must be set in the child
+        )
+    except BaseException:
+        if terminal is not None:
+            terminal.close()
+        raise
+    finally:  # they are ours to close from the call on, whatever happens
+        for fd in close_after_spawn:
+            os.close(fd)
+    if terminal is not None:
+        terminal.spawned()
+    return proc
 
 
 def _pump(proc: subprocess.Popen[bytes], sel: selectors.BaseSelector,
@@ -209,6 +267,32 @@ def _pump(proc: subprocess.Popen[bytes], sel: selectors.BaseSelector,
         remaining = max(0.0, deadline - time.monotonic())
         try:
             proc.wait(timeout=remaining)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+    return timed_out
+
+
+def _relay(proc: subprocess.Popen[bytes], terminal: Terminal,
+           sinks: dict[int, Callable[[bytes], None]], deadline: float | None, *,
+           own_tree: bool) -> bool:
+    """`_pump` for a command on a pty of ours: the terminal relayed both ways."""
+    from .terminal import relay  # runs at a terminal only (start-up time)
+
+    def exited() -> bool:
+        if proc.poll() is None:
+            return False
+        if not own_tree:
+            kill_tree(proc.pid)  # nothing outlives the command
+        return True
+
+    def on_deadline() -> None:
+        kill_tree(proc.pid)
+        proc.wait()
+
+    timed_out = relay(terminal, exited, sinks, deadline, on_deadline, _DRAIN_AFTER_EXIT)
+    if deadline is not None and not timed_out:
+        try:
+            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             timed_out = True
     return timed_out

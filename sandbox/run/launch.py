@@ -27,13 +27,14 @@ from ..spec.compiler import (
 )
 from ..spec.roots import create
 from ..spec.toolchains import environment as toolchain_environment
-from .executor import DEVNULL, Completed, execute
+from .executor import DEVNULL, Completed, OnOutput, execute
 
 if TYPE_CHECKING:
     from swifty_sandbox.policy.network import NetworkPolicy
 
     from ..backend import Backend, Host, Launch
     from ..net.netproxy import Egress, HostAsk
+    from .terminal import Terminal
 
 __all__ = ["EXIT_SETUP", "SetupError", "run_confined", "run_unconfined", "shell_argv"]
 
@@ -63,27 +64,41 @@ def run_confined(spec: SandboxSpec, command: Sequence[str], *,
                  capture: bool = True, stdin: int | IO[bytes] | None = DEVNULL,
                  environ: dict[str, str] | None = None,
                  network: NetworkPolicy | None = None, ask_host: HostAsk | None = None,
-                 backend: Backend | None = None) -> Completed:
+                 backend: Backend | None = None, on_output: OnOutput | None = None
+                 ) -> Completed:
     """Run `command` confined: the one lifecycle of every backend (None: this
     platform's, `backend.backend_for`), which only translates (`Backend.compile`).
     Prepare (toolchain cache, missing roots), compile, scrub the environment, execute,
     close what the launch holds, the after-run step (always, once the launch exists),
     notes on stderr, then the backend's judgement (did its launcher start the
     command?). `network`: the allowlist of a proxied run (`netproxy`); None or empty:
-    none. `SetupError` when the confinement cannot be set up: the command did not run."""
+    none. `on_output`: the output as it arrives (captured runs). At the user's
+    terminal the command gets a pty of its own (`terminal.py`). `SetupError` when the
+    confinement cannot be set up: the command did not run."""
     # The seam and the after-run step load here, not at the top: `check` and `hook`
     # import this module through the facade and never run a command (start-up time).
     from ..backend import Host, backend_for
 
-    host = Host(dict(os.environ if environ is None else environ), network=network,
-                ask_host=ask_host, terminals=inherited_terminals(stdin, capture))
-    spec, prepared = prepare(spec, "")
-    launch = (backend or backend_for()).compile(spec, command, host)
+    pty = own_terminal(stdin, capture)
+    if pty is not None and ask_host is not None:
+        ask_host = pty.lending(ask_host)  # the question has the terminal, not the command
+    try:
+        host = Host(dict(os.environ if environ is None else environ), network=network,
+                    ask_host=ask_host, terminal=pty is not None,
+                    terminals=(pty.name,) if pty is not None else
+                    inherited_terminals(stdin, capture))
+        spec, prepared = prepare(spec, "")
+        launch = (backend or backend_for()).compile(spec, command, host)
+    except BaseException:
+        if pty is not None:
+            pty.close()
+        raise
     env: dict[str, str] = {}
     try:
         with launch:
             env = launch.environment(environment(launch.spec, host.environ))
-            result = _execute(launch, env, capture=capture, stdin=stdin)
+            result = _execute(launch, env, capture=capture, stdin=stdin,
+                              on_output=on_output, terminal=pty)
     finally:
         after = _after_run(launch.spec)
     notes = launch.notes + prepared + after + launch.closing_notes
@@ -100,16 +115,31 @@ def run_confined(spec: SandboxSpec, command: Sequence[str], *,
     return result
 
 
+def own_terminal(stdin: int | IO[bytes] | None, capture: bool) -> Terminal | None:
+    """A pty of our own for a run at the user's terminal (`terminal.wanted`)."""
+    if capture or stdin is not None or not os.isatty(0):
+        return None  # agents' runs (captured, no terminal): nothing more loaded
+    from .terminal import Terminal, wanted  # runs at a terminal only (start-up time)
+
+    return Terminal() if wanted(stdin, capture) else None
+
+
 def _execute(launch: Launch, env: dict[str, str], *, capture: bool,
-             stdin: int | IO[bytes] | None) -> Completed:
+             stdin: int | IO[bytes] | None, on_output: OnOutput | None,
+             terminal: Terminal | None) -> Completed:
     limits = launch.spec.limits
-    launch.start()
+    try:
+        launch.start()
+    except BaseException:
+        if terminal is not None:
+            terminal.close()
+        raise
     try:
         return execute(launch.argv, env=env, cwd=launch.cwd, timeout=limits.timeout,
                        capture=capture, output_bytes=limits.output_bytes, stdin=stdin,
                        pass_fds=launch.pass_fds, status_fd=launch.status_fd,
                        preexec=launch.preexec, close_after_spawn=launch.release(),
-                       own_tree=launch.own_tree)
+                       own_tree=launch.own_tree, on_output=on_output, terminal=terminal)
     except FileNotFoundError as e:
         if launch.missing_launcher is None or e.filename != launch.argv[0]:
             raise
@@ -168,6 +198,20 @@ def proxied(launch: Launch, host: Host, spec: SandboxSpec, command: Sequence[str
         spec = dataclasses.replace(spec, read_roots=tuple(dict.fromkeys(
             (*spec.read_roots, *interpreter_roots()))))
     return spec, wrapped
+
+
+def controlled(spec: SandboxSpec, command: Sequence[str]) -> tuple[SandboxSpec, list[str]]:
+    """A run on a pty of ours (`host.terminal`): the command behind the helper that
+    makes the pty its controlling terminal (`terminal.helper_argv`), run inside the
+    sandbox, and its interpreter readable under read roots."""
+    from .terminal import helper_argv  # a run at a terminal only (start-up time)
+
+    if spec.read_roots is not None:
+        from ..net.netproxy import interpreter_roots  # a profile that limits reads only
+
+        spec = dataclasses.replace(spec, read_roots=tuple(dict.fromkeys(
+            (*spec.read_roots, *interpreter_roots()))))
+    return spec, helper_argv(command)
 
 
 class _Proxy:
@@ -307,13 +351,20 @@ def _missing_roots(spec: SandboxSpec, notes: str) -> tuple[SandboxSpec, str]:
 
 
 def run_unconfined(command: Sequence[str], *, cwd: str, limits: Limits,
-                   capture: bool = True, stdin: int | IO[bytes] | None = DEVNULL
-                   ) -> Completed:
-    """The user's explicit `--sandbox off`: the command runs as it is."""
+                   capture: bool = True, stdin: int | IO[bytes] | None = DEVNULL,
+                   on_output: OnOutput | None = None) -> Completed:
+    """The user's explicit `--sandbox off`: the command runs as it is (at the user's
+    terminal on a pty of ours too, for the same job control)."""
+    pty = own_terminal(stdin, capture)
+    argv = list(command)
+    if pty is not None:
+        from .terminal import helper_argv  # a run at a terminal only (start-up time)
+
+        argv = helper_argv(command)
     try:
-        return execute(command, cwd=cwd, timeout=limits.timeout, capture=capture,
+        return execute(argv, cwd=cwd, timeout=limits.timeout, capture=capture,
                        output_bytes=limits.output_bytes, stdin=stdin,
-                       preexec=_rlimits(limits))
+                       preexec=_rlimits(limits), on_output=on_output, terminal=pty)
     except OSError as e:  # not found, not executable: 127 / 126, as shells say
         from .execfail import unconfined_failure  # only a command that did not start
 

@@ -1,0 +1,322 @@
+"""`run` at a terminal: the command on a pty of its own (its controlling terminal, in a
+session of its own), driven through a real pty as a person's terminal — Ctrl-C
+interrupts a confined REPL, Ctrl-Z stops the command and the wrapper (and continuing
+the wrapper continues it), window sizes pass through, the terminal is restored on
+every way out, and the command never holds the user's terminal."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import pty
+import select
+import signal
+import struct
+import sys
+import termios
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+SCRIPT = str(Path(sys.executable).with_name("swifty-sandbox"))
+PYTHON = os.path.realpath(sys.executable)
+
+
+def _state(pid: int) -> str:
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        return f.read().rpartition(b")")[2].split()[0].decode()
+
+
+class Person:
+    """A terminal (our pty's master) with a program as its session leader: the
+    program's controlling terminal, SIGINT at its default, as a person's shell
+    starts it."""
+
+    def __init__(self, argv: list[str], cwd: Path, rows: int = 24, cols: int = 80) -> None:
+        env = {**os.environ, "TERM": "dumb", "PYTHONSTARTUP": ""}
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:
+            try:
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                os.chdir(cwd)
+                os.execve(argv[0], argv, env)
+            finally:
+                os._exit(127)
+        self.resize(rows, cols)
+        self.seen = b""
+
+    def resize(self, rows: int, cols: int) -> None:
+        fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+
+    def read(self, seconds: float) -> bytes:
+        """What the screen shows in the next `seconds`."""
+        got = b""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            ready, _, _ = select.select([self.fd], [], [], left)
+            if ready:
+                try:
+                    chunk = os.read(self.fd, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                got += chunk
+        self.seen += got
+        return got
+
+    def expect(self, text: bytes, count: int = 1, timeout: float = 30) -> None:
+        deadline = time.monotonic() + timeout
+        while self.seen.count(text) < count:
+            left = deadline - time.monotonic()
+            assert left > 0, f"never saw {text!r}; the screen: {self.seen!r}"
+            ready, _, _ = select.select([self.fd], [], [], left)
+            if ready:
+                try:
+                    chunk = os.read(self.fd, 4096)
+                except OSError:
+                    chunk = b""
+                assert chunk, f"ended before {text!r}; the screen: {self.seen!r}"
+                self.seen += chunk
+
+    def send(self, data: bytes) -> None:
+        os.write(self.fd, data)
+
+    def finish(self, timeout: float = 30) -> int:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.read(0.1)
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.read(0.2)
+                return os.waitstatus_to_exitcode(status)
+        self.kill()
+        raise AssertionError(f"did not finish; the screen: {self.seen!r}")
+
+    def kill(self) -> None:
+        with contextlib.suppress(OSError):
+            os.killpg(self.pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self.pid, 0)
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self.fd)
+
+
+Start = Callable[..., Person]
+
+
+@pytest.fixture
+def person(project: Path, home: Path) -> Iterator[Start]:
+    started: list[Person] = []
+
+    def start(*command: str, sandbox: str | None = None) -> Person:
+        argv = [SCRIPT, "run", "--project", str(project),
+                *(("--sandbox", sandbox) if sandbox else ()), "--", *command]
+        started.append(Person(argv, project))
+        return started[-1]
+
+    yield start
+    for term in started:
+        term.kill()
+        term.close()
+
+
+def test_ctrl_c_interrupts_a_confined_repl(person: Start) -> None:
+    """Ctrl-C is the command's SIGINT (its foreground group's): the REPL prints
+    KeyboardInterrupt and answers the next line; before, the wrapper ended it."""
+    term = person(PYTHON, "-i", "-q")
+    term.expect(b">>> ")
+    term.send(b"import time; time.sleep(60)\r")
+    time.sleep(1.0)
+    term.send(b"\x03")
+    term.expect(b"KeyboardInterrupt")
+    term.send(b"6 * 7\r")
+    term.expect(b"42")
+    term.send(b"raise SystemExit(3)\r")
+    assert term.finish() == 3
+
+
+def test_ctrl_z_stops_the_command_and_fg_continues_it(person: Start, tmp_path: Path
+                                                      ) -> None:
+    """Ctrl-Z stops the command (it prints no more) and the wrapper (so the shell's
+    job control sees the job stopped); SIGCONT to the wrapper, as `fg` sends it,
+    continues both and the command finishes."""
+    code = ("import time\n"
+            "for i in range(30):\n"
+            "    print('tick', i, flush=True); time.sleep(0.1)\n"
+            "print('finished', flush=True)\n")
+    term = person(PYTHON, "-c", code)
+    term.expect(b"tick 3")
+    term.send(b"\x1a")
+    deadline = time.monotonic() + 10
+    while _state(term.pid) != "T":
+        assert time.monotonic() < deadline, f"the wrapper never stopped: {term.seen!r}"
+        time.sleep(0.05)
+    term.read(0.5)  # what was under way
+    quiet = term.read(1.5)
+    assert b"tick" not in quiet, f"the command kept printing while stopped: {quiet!r}"
+    assert b"finished" not in term.seen
+    os.kill(term.pid, signal.SIGCONT)
+    term.expect(b"finished")
+    assert term.finish() == 0
+
+
+def test_window_size_changes_pass_through(person: Start) -> None:
+    """The size at the start, then SIGWINCH to the wrapper: the command gets its own
+    SIGWINCH and TIOCGWINSZ there reads the new size."""
+    code = ("import fcntl, signal, struct, sys, termios, time\n"
+            "def size(*_):\n"
+            "    r, c, _, _ = struct.unpack('HHHH', fcntl.ioctl(0, termios.TIOCGWINSZ, b'0' * 8))\n"
+            "    print(f'size {r}x{c}', flush=True)\n"
+            "signal.signal(signal.SIGWINCH, size)\n"
+            "size()\n"
+            "time.sleep(20)\n")
+    term = person(PYTHON, "-c", code)
+    term.expect(b"size 24x80")
+    term.resize(50, 132)
+    os.kill(term.pid, signal.SIGWINCH)
+    term.expect(b"size 50x132")
+    term.send(b"\x03")
+    assert term.finish() == 128 + signal.SIGINT  # the command's own status, 128 + n
+
+
+def test_the_terminal_is_restored_after_the_run_and_after_a_signal(person: Start
+                                                                   ) -> None:
+    """Raw while the command runs; the person's settings back when it ends, and when
+    the wrapper is ended by a signal (SIGTERM: 143, the command's tree killed)."""
+    term = person(PYTHON, "-c", "import time; print('up', flush=True); time.sleep(60)")
+    cooked = termios.tcgetattr(term.fd)
+    term.expect(b"up")
+    raw = termios.tcgetattr(term.fd)
+    assert not raw[3] & termios.ICANON and not raw[3] & termios.ECHO  # raw meanwhile
+    os.kill(term.pid, signal.SIGTERM)
+    assert term.finish() == 128 + signal.SIGTERM
+    assert termios.tcgetattr(term.fd) == cooked
+
+    again = person("sh", "-c", "exit 7")
+    assert again.finish() == 7
+    assert termios.tcgetattr(again.fd)[3] & termios.ICANON
+
+
+def test_status_and_signals_map_as_before(person: Start) -> None:
+    """A command killed by signal N: 128 + N; a missing one: 127 and the shell's words."""
+    term = person(PYTHON, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGTERM)")
+    assert term.finish() == 128 + signal.SIGTERM
+    missing = person("no-such-program-here")
+    assert missing.finish() == 127
+    assert b"no-such-program-here" in missing.seen
+
+
+PROBE = """\
+import fcntl, os, stat, sys, termios
+outer, path = sys.stdin.readline().split()
+outer = int(outer)
+found = []
+for name in os.listdir('/proc/self/fd'):
+    try:
+        info = os.stat(f'/proc/self/fd/{name}')
+    except OSError:
+        continue
+    if stat.S_ISCHR(info.st_mode) and info.st_rdev == outer:
+        found.append(f'fd{name}')
+try:  # TIOCGDEV: the terminal /dev/tty stands for
+    tty = os.open('/dev/tty', os.O_RDWR | os.O_NOCTTY)
+    if int.from_bytes(fcntl.ioctl(tty, 0x80045432, bytes(4)), sys.byteorder) == outer:
+        found.append('/dev/tty')
+except OSError:
+    pass
+try:
+    os.open(path, os.O_RDWR | os.O_NOCTTY)
+    found.append('path')
+except OSError:
+    pass
+try:
+    fcntl.ioctl(0, termios.TIOCSTI, b'#')
+    found.append('TIOCSTI')
+except OSError:
+    pass
+print('REACHED', *found, 'END', flush=True)
+"""
+
+
+def _slave_of(master: int) -> tuple[int, str]:
+    """The device number and path of the pty whose master is `master`."""
+    tiocgptn = 0x80045430  # <asm-generic/ioctls.h>; not in the termios module
+    number = struct.unpack("I", fcntl.ioctl(master, tiocgptn, b"\0" * 4))[0]
+    path = f"/dev/pts/{number}"
+    return os.stat(path).st_rdev, path
+
+
+def _probed(term: Person) -> list[bytes]:
+    """The probe told the person's terminal (device number and path), its findings."""
+    outer, path = _slave_of(term.fd)
+    time.sleep(0.5)
+    term.send(f"{outer} {path}\r".encode())
+    assert term.finish() == 0, term.seen
+    return term.seen.split(b"REACHED", 1)[1].split(b"END", 1)[0].split()
+
+
+def test_the_command_cannot_reach_the_users_terminal(person: Start, project: Path
+                                                     ) -> None:
+    """The attack a command at a terminal has: its descriptors, /dev/tty and the
+    terminal's path lead to the user's terminal, where TIOCSTI pushes keystrokes the
+    shell then runs. Unconfined (the control: the probe as the person's own program)
+    it reaches it every way; confined it holds only our pty, and what it would inject
+    (seccomp refuses TIOCSTI too) could reach nothing but that."""
+    script = project / "probe.py"
+    script.write_text(PROBE)
+    control = Person([PYTHON, str(script)], project)
+    try:
+        reached = _probed(control)
+    finally:
+        control.close()
+    assert {b"fd0", b"fd1", b"fd2", b"/dev/tty", b"path"} <= set(reached), reached
+    if b"TIOCSTI" not in reached:
+        pytest.skip("TIOCSTI is refused here even unconfined (dev.tty.legacy_tiocsti=0); "
+                    "the descriptors and paths are checked by the confined run below")
+    confined = person(PYTHON, str(script))
+    assert _probed(confined) == [], confined.seen
+
+
+ASKS_FOR_A_HOST = """\
+import os, select, socket, sys
+port = int(os.environ["HTTPS_PROXY"].rsplit(":", 1)[1])
+s = socket.create_connection(("127.0.0.1", port))
+s.sendall(b"CONNECT unlisted.example:443 HTTP/1.1\\r\\nHost: unlisted.example:443\\r\\n\\r\\n")
+print("STATUS", s.recv(200).split(b"\\r\\n")[0].decode(), flush=True)
+ready, _, _ = select.select([0], [], [], 1.0)
+print("EARLY", os.read(0, 100) if ready else b"", flush=True)
+print("READY", flush=True)
+print("GOT", sys.stdin.readline().strip(), flush=True)
+"""
+
+
+@pytest.mark.differs("allowlist")
+def test_a_host_question_has_the_terminal_not_the_command(project: Path) -> None:
+    """The proxy asks about a host outside the allowlist on the person's terminal while
+    the command runs on our pty: the answer is read cooked, by the question only (none
+    of its keys reaches the command), and the command has the keyboard again after."""
+    script = project / "asks.py"
+    script.write_text(ASKS_FOR_A_HOST)
+    term = Person([SCRIPT, "run", "--project", str(project), "--allow-net", "listed.example",
+                   "--", PYTHON, str(script)], project)
+    try:
+        term.expect(b"unlisted.example")
+        time.sleep(0.3)
+        term.send(b"no\r")
+        term.expect(b"STATUS")
+        assert b"STATUS HTTP/1.1 403" in term.seen or b"STATUS HTTP/1.0 403" in term.seen, \
+            term.seen
+        term.expect(b"READY")
+        assert b"EARLY b''" in term.seen, f"the answer reached the command: {term.seen!r}"
+        term.send(b"after\r")
+        term.expect(b"GOT after")
+        assert term.finish() == 0
+    finally:
+        term.kill()
+        term.close()
