@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from swifty_sandbox.policy.network import NetworkPolicy
 
 
-from ..run.executor import DEVNULL, EXIT_TIMEOUT, Completed
+from ..run.executor import DEVNULL, EXIT_TIMEOUT, Completed, OnOutput
 from ..run.launch import run_unconfined, shell_argv
 from ..run.selection import run_selected
 from ..spec.agentexec import programs
@@ -305,6 +305,7 @@ class Sandbox:
         processes: int | None = None,
         ask: Asker | None = None,
         ask_host: HostAsker | None = None,
+        on_output: OnOutput | None = None,
     ) -> RunResult:
         """Decide, then run confined. Never raises for the command's own failures:
         denied → 126, confinement impossible → 125, timeout → 124.
@@ -313,7 +314,11 @@ class Sandbox:
         hosts outside the network allowlist ("always" adds them to the user's config).
 
         `memory_bytes`, `processes`: caps for this command; None takes the settings'
-        (`sandbox.limits`), else the defaults (confined runs only); 0 is no cap."""
+        (`sandbox.limits`), else the defaults (confined runs only); 0 is no cap.
+
+        `on_output(stream, data)`: the captured output as it arrives ("stdout" or
+        "stderr", at most 8 KiB a call, the first `output_bytes` of each stream); it
+        blocking holds the command back. The result is the same with or without it."""
         request = as_request(request)
         if request.tool is not Tool.BASH:
             raise ValueError("run() takes a Bash request; file tools are only checked")
@@ -327,13 +332,14 @@ class Sandbox:
         try:
             if self.effective_sandbox_mode is SandboxMode.OFF:
                 done = run_unconfined(command, cwd=workdir, limits=limits, capture=capture,
-                                      stdin=stdin)
+                                      stdin=stdin, on_output=on_output)
             else:
                 host_ask = ask_host if ask_host is not None else self.ask_host
                 kept: list[str] = []
                 done = run_selected(self.spec(workdir, limits), command, capture=capture,
                                     stdin=stdin, network=self.network(),
-                                    ask_host=self._host_answers(host_ask, kept))
+                                    ask_host=self._host_answers(host_ask, kept),
+                                    on_output=on_output)
                 if kept:  # "always": the next run here reads it
                     self.reload()
         except SetupError as e:

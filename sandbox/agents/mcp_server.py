@@ -51,6 +51,7 @@ from .api import Answer, Sandbox
 from .fileio import FileToolError
 from .fileio import read_file as read_target
 from .fileio import write_file as write_target
+from .outputs import Emit, TextEvents
 
 READ_LIMIT = 1 << 20  # bytes read_file returns at most
 EDIT_LIMIT = 16 << 20  # bytes of a file edit_file rewrites at most
@@ -203,9 +204,11 @@ class Tools:
             # The person's answer (if any) settles the ask `run` meets again, for this
             # call only; without one nobody is asked (the box has no asker of its own).
             again = (lambda r, d: answer) if answer is not None else None
+            events = TextEvents(_progress(ctx))
             result = await anyio.to_thread.run_sync(
                 lambda: self.box.run(request, timeout=limit, cwd=self.box.project,
-                                     ask=again))
+                                     ask=again, on_output=events))
+            events.flush()
             text = result.stdout
             if result.stderr:
                 text += ("\n" if text and not text.endswith("\n") else "") + result.stderr
@@ -245,6 +248,23 @@ class Tools:
             new = text.replace(old_string, new_string, -1 if replace_all else 1)
             self.write(target, new)
             return t("mcp.edited", path=target, count=count if replace_all else 1)
+
+
+def _progress(ctx: Context) -> Emit:
+    """The output while `bash` runs, as progress notifications of the call (the
+    spec's way to tell a client about a call under way; logging is deprecated from
+    2026-07-28): `message` the text, `progress` the characters so far. Sent only when
+    the client asked for progress (a `progressToken`); called from the worker thread
+    the command runs in, it waits for each notification to be sent, so a client that
+    does not read holds the command back."""
+    done = 0
+
+    def emit(stream: str, text: str) -> None:
+        nonlocal done
+        done += len(text)
+        anyio.from_thread.run(ctx.report_progress, done, None, text)
+
+    return emit
 
 
 def build_server(box: Sandbox) -> MCPServer:

@@ -45,6 +45,15 @@ def timeout_of(message: dict[str, object]) -> float | None:
     return float(value) if value < MAX_TIMEOUT else None
 
 
+def stream_of(message: dict[str, object]) -> bool:
+    """A Bash request's `stream`: whether its output is sent as `output` events while
+    it runs; absent is no, anything but a JSON boolean an error."""
+    value = message.get("stream", False)
+    if not isinstance(value, bool):
+        raise ProtocolError(t("serve.not_bool", key="stream", found=_json(value)))
+    return value
+
+
 def _json(value: object) -> str:
     import json
 
@@ -52,4 +61,4 @@ def _json(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-__all__ = ["MAX_TIMEOUT", "ProtocolError", "permission_answer", "timeout_of"]
+__all__ = ["MAX_TIMEOUT", "ProtocolError", "permission_answer", "stream_of", "timeout_of"]

@@ -1,9 +1,13 @@
 """The agent protocol (SPEC §5): JSON lines on stdin/stdout, one process for many
 commands, so each command costs little more than bubblewrap itself.
 
-Requests:  {"id", "tool": "Bash", "command": "…" | "argv": […], "timeout": s}
+Requests:  {"id", "tool": "Bash", "command": "…" | "argv": […], "timeout": s,
+            "stream": true|false}
            {"id", "tool": "ReadFile" | "WriteFile" | "EditFile", "path": "…"}
-Responses: {"id", "type": "result", …}            `run --json`'s object for Bash,
+Responses: {"id", "type": "output", "stream", "data"}  with `"stream": true`, a Bash
+                                                   command's output while it runs
+                                                   (then its result, as always)
+           {"id", "type": "result", …}            `run --json`'s object for Bash,
                                                    {"decision", "path", "is_error"} for files
            {"id", "type": "permission_request", "request", "decision"}
              answered by {"id", "type": "permission_response", "allow", "always"}
@@ -44,7 +48,8 @@ from swifty_sandbox.policy import (
 from ..run.executor import kill_tree
 from .api import Answer, Sandbox, request_from_json
 from .jsonlines import JsonLine, read_json_lines
-from .protocol import ProtocolError, permission_answer, timeout_of
+from .outputs import TextEvents
+from .protocol import ProtocolError, permission_answer, stream_of, timeout_of
 
 
 def _policy_files(box: Sandbox) -> list[str]:
@@ -293,7 +298,7 @@ class Server:
 
         if request.tool is Tool.BASH:
             try:
-                timeout = timeout_of(message)
+                timeout, streaming = timeout_of(message), stream_of(message)
             except ProtocolError as e:
                 self.send({"id": id_, "type": "error", "message": str(e)})
                 return
@@ -311,8 +316,16 @@ class Server:
                     Effect.ASK, t("net.ask", host=host, port=port), Layer.SANDBOX,
                     "network"), host=host, port=port)
 
+            # The output as it arrives, under the request's id; the send blocks while the
+            # client does not read, which holds the command back (its pipe fills).
+            events = TextEvents(lambda stream, data: self.send(
+                {"id": id_, "type": "output", "stream": stream, "data": data})) \
+                if streaming else None
             with self.run_lock if confined else contextlib.nullcontext():
-                result = self.box.run(request, timeout=timeout, ask=ask, ask_host=ask_host)
+                result = self.box.run(request, timeout=timeout, ask=ask, ask_host=ask_host,
+                                      on_output=events)
+            if events is not None:
+                events.flush()
             if self.closed and result.exit_code == _KILLED:
                 result = replace(result, is_error=True,
                                  stderr=result.stderr + t("serve.ended_at_eof") + "\n")

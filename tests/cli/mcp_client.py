@@ -9,7 +9,9 @@ is {"list": true}, {"call": name, "args": {...}} or {"write": path, "text": "...
 "on_ask": [{"rename": path, "to": path} | {"symlink": path, "to": target}] is done once,
 at the first elicitation, before it is answered (what a command still running could do
 while the person thinks).
-stdout: {"results": [...], "asked": [messages]}; a call's result is {"is_error", "text"},
+A call step with "progress": true asks for progress notifications.
+stdout: {"results": [...], "asked": [messages]}; a call's result is {"is_error", "text",
+"progress": [[seconds before the result, progress, message], ...]},
 a listing's is {"tools": {name: {"description", "properties"}}}.
 """
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +31,17 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 SCRIPT = str(Path(sys.executable).with_name("swifty-sandbox"))
+
+
+class Progress:
+    """A call's progress notifications, each with when it arrived."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[float, float, str | None]] = []
+
+    async def __call__(self, progress: float, total: float | None,
+                       message: str | None) -> None:
+        self.seen.append((time.monotonic(), progress, message))
 
 
 def main() -> None:
@@ -71,10 +85,16 @@ def main() -> None:
                                     "properties": sorted(tool.input_schema["properties"])}
                         for tool in listed.tools}})
                 else:
-                    result = await session.call_tool(step["call"], step.get("args", {}))
+                    progress = Progress()
+                    result = await session.call_tool(
+                        step["call"], step.get("args", {}),
+                        progress_callback=progress if step.get("progress") else None)
+                    ended = time.monotonic()
                     text = "".join(c.text for c in result.content
                                    if isinstance(c, types.TextContent))
-                    results.append({"is_error": bool(result.is_error), "text": text})
+                    results.append({"is_error": bool(result.is_error), "text": text,
+                                    "progress": [[ended - at, done, message]
+                                                 for at, done, message in progress.seen]})
         return results
 
     results = anyio.run(run)

@@ -167,3 +167,25 @@ def test_a_link_swapped_in_while_the_person_answers_is_not_followed(project: Pat
     with open(project / "dir" / "notes.txt", "w") as naive:  # the control
         naive.write("x")
     assert (home / "notes.txt").exists()
+
+
+def test_bash_output_arrives_as_progress_while_it_runs(project: Path, home: Path) -> None:
+    """A client that asks for progress gets the output as each notification's message
+    while the command runs (the first line well before the result), `progress` rising;
+    the tool result is the one a call without progress gets. The control: no progress
+    asked, none sent."""
+    command = "echo first; sleep 2; echo second >&2; echo third"
+    results, _ = session(
+        project, home,
+        {**call("bash", command=command), "progress": True},
+        call("bash", command=command),
+    )
+    streamed, plain = results
+    messages = [message for _, _, message in streamed["progress"]]
+    assert "".join(messages) in ("first\nsecond\nthird\n", "first\nthird\nsecond\n")
+    assert messages[0] == "first\n"
+    assert streamed["progress"][0][0] > 1.5, "the first line came only with the result"
+    done = [value for _, value, _ in streamed["progress"]]
+    assert done == sorted(done) and len(set(done)) == len(done)
+    assert streamed["text"] == plain["text"] and streamed["is_error"] is plain["is_error"]
+    assert plain["progress"] == []

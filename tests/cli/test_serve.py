@@ -375,7 +375,8 @@ def schemas() -> dict[str, dict[str, object]]:
 def test_protocol_doc_schemas_are_valid() -> None:
     found = schemas()
     assert set(found) == {"bash-request", "file-request", "permission-response",
-                          "bash-result", "file-result", "permission-request", "error"}
+                          "bash-result", "file-result", "permission-request", "error",
+                          "output"}
     for schema in found.values():
         jsonschema.Draft202012Validator.check_schema(schema)
     request = jsonschema.Draft202012Validator(found["bash-request"])
