@@ -25,6 +25,16 @@ SCRIPT = str(Path(sys.executable).with_name("swifty-sandbox"))
 PYTHON = os.path.realpath(sys.executable)
 
 
+def _fresh_settings() -> list[object]:
+    """A new pty's settings: what the person's terminal had before `run` made it raw."""
+    leader, follower = pty.openpty()
+    try:
+        return termios.tcgetattr(follower)
+    finally:
+        os.close(leader)
+        os.close(follower)
+
+
 def _state(pid: int) -> str:
     with open(f"/proc/{pid}/stat", "rb") as f:
         return f.read().rpartition(b")")[2].split()[0].decode()
@@ -114,9 +124,8 @@ Start = Callable[..., Person]
 def person(project: Path, home: Path) -> Iterator[Start]:
     started: list[Person] = []
 
-    def start(*command: str, sandbox: str | None = None) -> Person:
-        argv = [SCRIPT, "run", "--project", str(project),
-                *(("--sandbox", sandbox) if sandbox else ()), "--", *command]
+    def start(*command: str, options: tuple[str, ...] = ()) -> Person:
+        argv = [SCRIPT, "run", "--project", str(project), *options, "--", *command]
         started.append(Person(argv, project))
         return started[-1]
 
@@ -139,6 +148,28 @@ def test_ctrl_c_interrupts_a_confined_repl(person: Start) -> None:
     term.expect(b"42")
     term.send(b"raise SystemExit(3)\r")
     assert term.finish() == 3
+
+
+def test_ctrl_c_reaches_an_unconfined_command_too(person: Start) -> None:
+    """`--sandbox off` at a terminal: the same pty, so the same job control."""
+    term = person(PYTHON, "-i", "-q",
+                  options=("--sandbox", "off", "--mode", "bypassPermissions"))
+    term.expect(b">>> ")
+    term.send(b"import time; time.sleep(60)\r")
+    time.sleep(1.0)
+    term.send(b"\x03")
+    term.expect(b"KeyboardInterrupt")
+    term.send(b"raise SystemExit(4)\r")
+    assert term.finish() == 4
+
+
+def test_a_timeout_at_a_terminal_ends_the_command_and_restores_it(person: Start
+                                                                  ) -> None:
+    term = person(PYTHON, "-c", "import time; print('up', flush=True); time.sleep(60)",
+                  options=("--timeout", "2"))
+    term.expect(b"up")
+    assert term.finish() == 124
+    assert termios.tcgetattr(term.fd) == _fresh_settings()
 
 
 def test_ctrl_z_stops_the_command_and_fg_continues_it(person: Start, tmp_path: Path
@@ -190,13 +221,12 @@ def test_the_terminal_is_restored_after_the_run_and_after_a_signal(person: Start
     """Raw while the command runs; the person's settings back when it ends, and when
     the wrapper is ended by a signal (SIGTERM: 143, the command's tree killed)."""
     term = person(PYTHON, "-c", "import time; print('up', flush=True); time.sleep(60)")
-    cooked = termios.tcgetattr(term.fd)
     term.expect(b"up")
     raw = termios.tcgetattr(term.fd)
     assert not raw[3] & termios.ICANON and not raw[3] & termios.ECHO  # raw meanwhile
     os.kill(term.pid, signal.SIGTERM)
     assert term.finish() == 128 + signal.SIGTERM
-    assert termios.tcgetattr(term.fd) == cooked
+    assert termios.tcgetattr(term.fd) == _fresh_settings()
 
     again = person("sh", "-c", "exit 7")
     assert again.finish() == 7
