@@ -108,8 +108,10 @@ def helper_argv(command: Sequence[str]) -> list[str]:
 def wanted(stdin: int | IO[bytes] | None, capture: bool) -> bool:
     """Whether a run gets a pty of its own: not captured, the user's terminal on our
     stdin (inherited) and on stdout or stderr, and we are the terminal's foreground
-    (in the background, touching the terminal would stop us)."""
-    if capture or stdin is not None or not sys.platform.startswith("linux"):
+    (in the background, touching the terminal would stop us); from the main thread
+    (the relay's signal handlers are installed there)."""
+    if capture or stdin is not None or not sys.platform.startswith("linux") or \
+            threading.current_thread() is not threading.main_thread():
         return False
     try:
         return os.isatty(0) and (os.isatty(1) or os.isatty(2)) and \
