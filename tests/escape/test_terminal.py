@@ -243,7 +243,7 @@ def test_status_and_signals_map_as_before(person: Start) -> None:
 
 
 PROBE = """\
-import fcntl, os, stat, sys, termios
+import errno, fcntl, os, stat, sys, termios
 outer, path = sys.stdin.readline().split()
 outer = int(outer)
 found = []
@@ -270,6 +270,12 @@ try:
     found.append('TIOCSTI')
 except OSError:
     pass
+try:  # TIOCLINUX's paste of the selection into the console's input
+    fcntl.ioctl(0, 0x541C, bytes([3]))
+    linux = 'done'
+except OSError as e:
+    linux = errno.errorcode[e.errno]
+print('TIOCLINUX', linux, flush=True)
 print('REACHED', *found, 'END', flush=True)
 """
 
@@ -311,6 +317,11 @@ def test_the_command_cannot_reach_the_users_terminal(person: Start, project: Pat
                     "the descriptors and paths are checked by the confined run below")
     confined = person(PYTHON, str(script))
     assert _probed(confined) == [], confined.seen
+    # TIOCLINUX works on a Linux console only; on a pty the control gets the kernel's
+    # own refusal, confined the filter refuses it first (and it could reach our pty
+    # at most).
+    assert b"TIOCLINUX EPERM" not in control.seen
+    assert b"TIOCLINUX EPERM" in confined.seen, confined.seen
 
 
 ASKS_FOR_A_HOST = """\
