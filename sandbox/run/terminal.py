@@ -203,6 +203,16 @@ class Terminal:
             return None
         return group if state == b"T" else None
 
+    def stop_command(self) -> int | None:
+        """SIGTSTP to the command's foreground group, as Ctrl-Z on its pty sends it
+        (a SIGTSTP sent to us, not typed); the group, or None when there is none."""
+        try:
+            group = os.tcgetpgrp(self.master)
+            os.killpg(group, signal.SIGTSTP)
+        except OSError:
+            return None
+        return group
+
     def suspend(self, group: int | None) -> None:
         """Stop ourselves as the command stopped (job control sees the job stopped);
         once continued, take the terminal again and continue the command's group."""
@@ -280,6 +290,8 @@ def _loop(terminal: Terminal, sel: selectors.BaseSelector, exited: Callable[[], 
         if now - checked >= _STOP_CHECK or signal.SIGTSTP in flags:
             checked = now
             group = terminal.stopped_group()
+            if group is None and signal.SIGTSTP in flags:
+                group = terminal.stop_command()  # we were told to stop: the command too
             if group is not None or signal.SIGTSTP in flags:
                 flags.discard(signal.SIGTSTP)
                 terminal.suspend(group)

@@ -172,18 +172,22 @@ def test_a_timeout_at_a_terminal_ends_the_command_and_restores_it(person: Start
     assert termios.tcgetattr(term.fd) == _fresh_settings()
 
 
-def test_ctrl_z_stops_the_command_and_fg_continues_it(person: Start, tmp_path: Path
-                                                      ) -> None:
+@pytest.mark.parametrize("how", ["ctrl-z", "sigtstp"])
+def test_ctrl_z_stops_the_command_and_fg_continues_it(person: Start, how: str) -> None:
     """Ctrl-Z stops the command (it prints no more) and the wrapper (so the shell's
     job control sees the job stopped); SIGCONT to the wrapper, as `fg` sends it,
-    continues both and the command finishes."""
+    continues both and the command finishes. A SIGTSTP sent to the wrapper (not typed)
+    stops the command as well."""
     code = ("import time\n"
             "for i in range(30):\n"
             "    print('tick', i, flush=True); time.sleep(0.1)\n"
             "print('finished', flush=True)\n")
     term = person(PYTHON, "-c", code)
     term.expect(b"tick 3")
-    term.send(b"\x1a")
+    if how == "ctrl-z":
+        term.send(b"\x1a")
+    else:
+        os.kill(term.pid, signal.SIGTSTP)
     deadline = time.monotonic() + 10
     while _state(term.pid) != "T":
         assert time.monotonic() < deadline, f"the wrapper never stopped: {term.seen!r}"
