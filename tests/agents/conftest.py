@@ -16,12 +16,15 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import OUTSIDE_TEMP_BASE
 
 from .model_server import Call, Model, ModelServer
 
@@ -135,28 +138,39 @@ def _environment(name: str, home: Path) -> dict[str, str]:
     return env
 
 
+def new_agent(base: Path, name: str) -> Agent:
+    """A fresh home and project below `base` for agent `name` (skipped, or failed under
+    CI=true, when its CLI is not installed)."""
+    program(name)
+    home = base / name / "home"
+    project = home / "code" / "app"
+    (project / "src").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (project / "README.md").write_text("# app\nREADME-CONTENT\n")
+    (project / "src" / "main.py").write_text("def main():\n    print('hi')\n")
+    (project / "src" / "config.py").write_text("DEBUG = False\n")
+    key = "KEY-" + secrets.token_hex(16)
+    (home / ".ssh").mkdir(mode=0o700)
+    (home / ".ssh" / "id_ed25519").write_text(f"-----BEGIN KEY-----\n{key}\n")
+    bashrc = "# the user's own\n"
+    (home / ".bashrc").write_text(bashrc)
+    agent = Agent(name, home, project, _environment(name, home), key, bashrc)
+    agent.config_dir.mkdir(parents=True)
+    if name == "gemini":
+        (agent.config_dir / "settings.json").write_text(json.dumps(
+            {"security": {"auth": {"selectedType": "gemini-api-key"}}}))
+    return agent
+
+
 @pytest.fixture
 def make_agent(outside_temp: Path) -> Iterator[Callable[[str], Agent]]:
+    yield lambda name: new_agent(outside_temp, name)
 
-    def make(name: str) -> Agent:
-        program(name)
-        home = outside_temp / name / "home"
-        project = home / "code" / "app"
-        (project / "src").mkdir(parents=True)
-        subprocess.run(["git", "init", "-q", str(project)], check=True)
-        (project / "README.md").write_text("# app\nREADME-CONTENT\n")
-        (project / "src" / "main.py").write_text("def main():\n    print('hi')\n")
-        (project / "src" / "config.py").write_text("DEBUG = False\n")
-        key = "KEY-" + secrets.token_hex(16)
-        (home / ".ssh").mkdir(mode=0o700)
-        (home / ".ssh" / "id_ed25519").write_text(f"-----BEGIN KEY-----\n{key}\n")
-        bashrc = "# the user's own\n"
-        (home / ".bashrc").write_text(bashrc)
-        agent = Agent(name, home, project, _environment(name, home), key, bashrc)
-        agent.config_dir.mkdir(parents=True)
-        if name == "gemini":
-            (agent.config_dir / "settings.json").write_text(json.dumps(
-                {"security": {"auth": {"selectedType": "gemini-api-key"}}}))
-        return agent
 
-    yield make
+@pytest.fixture(scope="module")
+def module_temp() -> Iterator[Path]:
+    """A directory outside the temp dirs for the sessions a whole module shares."""
+    OUTSIDE_TEMP_BASE.mkdir(parents=True, exist_ok=True)
+    path = Path(tempfile.mkdtemp(dir=OUTSIDE_TEMP_BASE))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)

@@ -4,9 +4,12 @@ exist, what reached the model), each attack with an unconfined control."""
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +19,7 @@ from swifty_sandbox.cli.hook import runner
 from swifty_sandbox.policy import Mode, SandboxMode
 from swifty_sandbox.sandbox.agents.hooks import confined_command
 
-from .conftest import Agent, program
+from .conftest import Agent, Run, new_agent, program
 from .model_server import Call
 
 pytestmark = [pytest.mark.bwrap, pytest.mark.agents]
@@ -89,12 +92,22 @@ TYPICAL: list[tuple[str, str | None]] = [
 ]
 
 
-@pytest.mark.parametrize("name", AGENTS)
-def test_the_default_install_confines_the_real_agent(make_agent: MakeAgent, name: str) -> None:
+@dataclass
+class Session:
+    """One agent session and what its test judges it by."""
+
+    agent: Agent
+    run: Run
+    settings: Path = Path()  # the agent's settings with our hook's entry
+    installed_settings: str = ""  # their text after `init`
+    ordinary: str = ""
+    attack: str = ""
+
+
+def default_session(base: Path, name: str) -> Session:
     """One agent run (an agent starts in seconds): twenty typical commands, then the
     attacks."""
-    agent = installed(make_agent, name)
-    home = agent.home
+    agent = installed(lambda n: new_agent(base, n), name)
     ordinary = "echo ordinary-ok; touch made-here; touch ~/escaped-write; echo after"
     # The agent's own settings too: with the hook's entry gone, the next start would run
     # every command unchecked (a Gemini command could do that while not confined).
@@ -109,11 +122,65 @@ def test_the_default_install_confines_the_real_agent(make_agent: MakeAgent, name
         "- rule: Bash(touch asked-file)\n  effect: ask\n")
     script += [shell(name, ordinary), shell(name, attack), shell(name, "rm -rf ~"),
                shell(name, "touch asked-file")]
-    run = agent.run(script, *extra(name))
+    return Session(agent, agent.run(script, *extra(name)), settings, installed_settings,
+                   ordinary, attack)
+
+
+def monitor_session(base: Path) -> Session:
+    """One Claude Code run: Monitor, then the MCP server."""
+    agent = installed(lambda n: new_agent(base / "monitor", n), "claude-code")
+    (agent.project / ".swifty").mkdir()
+    (agent.project / ".swifty" / "permissions.yaml").write_text(
+        "- rule: Bash(touch deployed)\n  effect: ask\n")
+    config = agent.home / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"swifty": {
+        "command": runner()[0], "args": [*runner()[1:], "mcp"]}}}))
+    monitor: dict[str, Any] = {"description": "watch", "timeout_ms": 5000,
+                               "command": "touch monitor-ran; touch ~/monitor-escaped; "
+                                          "echo monitor-line"}
+    run = agent.run([Call("ToolSearch", {"query": "select:Monitor,mcp__swifty__bash"}),
+                     Call("Monitor", monitor),
+                     Call("mcp__swifty__bash", {"command": "touch ran-through-mcp"}),
+                     Call("mcp__swifty__bash", {"command": "touch deployed"}),
+                     Call("Bash", {"command": "sleep 1; ls", "description": "wait"})],
+                    "--mcp-config", str(config), "--allowedTools", "mcp__swifty__bash")
+    return Session(agent, run)
+
+
+SESSIONS: dict[str, Callable[[Path], Session]] = {
+    **{name: functools.partial(default_session, name=name) for name in AGENTS},
+    "monitor": monitor_session,
+}
+
+
+@pytest.fixture(scope="module")
+def sessions(request: pytest.FixtureRequest, module_temp: Path
+             ) -> Iterator[dict[str, Future[Session]]]:
+    """The agent sessions this run's tests judge, all started at once: a session waits
+    on its agent and the model (a second or so per tool call, little CPU), so one after
+    another they took the sum of their times (about 50 s, two minutes under load), and
+    together that of the slowest. A test gets its own session's result (or its skip)."""
+    wanted = []
+    for item in request.session.items:
+        if getattr(item, "module", None) is request.module:
+            params = getattr(item, "callspec", None)
+            wanted.append(params.params["name"] if params is not None else "monitor")
+    with ThreadPoolExecutor(max_workers=len(SESSIONS)) as pool:
+        yield {name: pool.submit(SESSIONS[name], module_temp)
+               for name in dict.fromkeys(wanted) if name in SESSIONS}
+
+
+@pytest.mark.parametrize("name", AGENTS)
+def test_the_default_install_confines_the_real_agent(sessions: dict[str, Future[Session]],
+                                                     name: str) -> None:
+    """Twenty typical commands went through confined, then the attacks failed."""
+    session = sessions[name].result()
+    agent, run, settings = session.agent, session.run, session.settings
+    home = agent.home
     results = run.results()
     # Headless Gemini CLI ends the session at an ask (its confirmation cannot be shown):
     # the last call gets no result, and does not run.
-    expected = len(script) - (1 if name == "gemini" else 0)
+    expected = len(TYPICAL) + 4 - (1 if name == "gemini" else 0)
     assert len(results) == expected, (run.stdout[-2000:], run.stderr[-2000:], results)
     # Twenty typical commands went through, their output at the model.
     went = [c for (c, shows), r in zip(TYPICAL, results, strict=False)
@@ -130,7 +197,7 @@ def test_the_default_install_confines_the_real_agent(make_agent: MakeAgent, name
     # The key never reached the model, ~/.bashrc is the user's own.
     assert agent.key not in run.model.text()
     assert (home / ".bashrc").read_text() == agent.bashrc
-    assert settings.read_text() == installed_settings
+    assert settings.read_text() == session.installed_settings
     # Blacklisted: refused with the reason as the tool's result; home is there.
     assert "Denied (" in results[2], results[2]
     assert (home / ".bashrc").exists() and (home / ".ssh" / "id_ed25519").exists()
@@ -138,36 +205,20 @@ def test_the_default_install_confines_the_real_agent(make_agent: MakeAgent, name
     if name != "gemini":  # the refusal came back as the result
         assert refused(results[3]) or "approval" in results[3].lower(), results[3]
     # The controls: without the sandbox each attack works.
-    control = unconfined(home, f"{ordinary}; {attack}")
+    control = unconfined(home, f"{session.ordinary}; {session.attack}")
     assert agent.key in control.stdout and (home / "escaped-write").exists()
     assert (home / ".bashrc").read_text() != agent.bashrc
     assert settings.read_text() == "{}\n"
 
 
 def test_claude_monitor_runs_confined_and_an_mcp_ask_comes_back_with_the_rule(
-        make_agent: MakeAgent) -> None:
-    """One Claude Code run (a start costs seconds): Monitor, then the MCP server.
-
-    Monitor's command ran unconfined once (Claude Code sends it as a tool of its own).
+        sessions: dict[str, Future[Session]]) -> None:
+    """Monitor's command ran unconfined once (Claude Code sends it as a tool of its own).
     Claude Code speaks MCP 2026-07-28: an ask comes back as an input-required result,
     which headless Claude Code cancels; it must come back as the denial with the rule,
     not a transport error (the old mid-call elicitation had no back-channel there)."""
-    agent = installed(make_agent, "claude-code")
-    (agent.project / ".swifty").mkdir()
-    (agent.project / ".swifty" / "permissions.yaml").write_text(
-        "- rule: Bash(touch deployed)\n  effect: ask\n")
-    config = agent.home / "mcp.json"
-    config.write_text(json.dumps({"mcpServers": {"swifty": {
-        "command": runner()[0], "args": [*runner()[1:], "mcp"]}}}))
-    monitor: dict[str, Any] = {"description": "watch", "timeout_ms": 5000,
-                               "command": "touch monitor-ran; touch ~/monitor-escaped; "
-                                          "echo monitor-line"}
-    run = agent.run([Call("ToolSearch", {"query": "select:Monitor,mcp__swifty__bash"}),
-                     Call("Monitor", monitor),
-                     Call("mcp__swifty__bash", {"command": "touch ran-through-mcp"}),
-                     Call("mcp__swifty__bash", {"command": "touch deployed"}),
-                     Call("Bash", {"command": "sleep 1; ls", "description": "wait"})],
-                    "--mcp-config", str(config), "--allowedTools", "mcp__swifty__bash")
+    session = sessions["monitor"].result()
+    agent, run = session.agent, session.run
     results = run.results()
     assert len(results) == 5, (run.stdout[-2000:], run.stderr[-2000:], results)
     assert (agent.project / "monitor-ran").exists(), results
