@@ -63,7 +63,7 @@ def main() -> None:
     """The `swifty-sandbox` console script."""
     args = sys.argv[1:]
     eligible = _eligible(args)
-    if eligible:
+    if eligible and unfiltered():  # under a seccomp filter no server would serve us
         sock = _connect()
         if sock is not None:
             code = _call(sock, args)
@@ -264,7 +264,11 @@ def _connect() -> _socket.socket | None:
     folder = None if path is None else open_run_dir(os.path.dirname(path), create=False)
     if path is None or folder is None:
         return None
-    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM | _socket.SOCK_CLOEXEC)
+    try:  # a seccomp filter around us may refuse the socket (ours does, inside)
+        sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM | _socket.SOCK_CLOEXEC)
+    except OSError:
+        os.close(folder)
+        return None
     try:
         sock.connect(f"/proc/self/fd/{folder}/{os.path.basename(path)}")
         found = peer(sock)  # never hand our descriptors and environment elsewhere

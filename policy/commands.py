@@ -551,8 +551,11 @@ _RUNNERS: dict[str, dict[str, frozenset[str]]] = {
     "devbox": {"run": frozenset({"-c", "--config"})},
     "perf": {"record": frozenset({"-o", "--output", "-e", "--event", "-p", "--pid"}),
              "stat": frozenset({"-o", "--output", "-e", "--event", "-p", "--pid"})},
+    # Its `-c STRING` is a shell string (below); every option that takes a value is
+    # here, or `run --backend bwrap rm -rf ~` would read as the program `bwrap`.
     "swifty-sandbox": {"run": frozenset({"--project", "--mode", "--sandbox", "--timeout",
-                                         "--max-processes", "--max-memory"})},
+                                         "--max-processes", "--max-memory", "--backend",
+                                         "--allow-net"})},
 }
 # Runners whose first operand is not the command: `direnv exec DIR`, `aws-vault exec
 # PROFILE`, `mise exec TOOL@VERSION -- cmd` (its command comes after `--`).
@@ -572,7 +575,18 @@ def _runner_command(program: str | None, argv: tuple[Word, ...]) -> tuple[Word, 
         return None  # its operands are tools until `--`
     valued = subcommands[argv[1].value or ""]
     while rest and rest[0].shown.startswith("-"):
-        option = rest.pop(0).shown
+        word = rest.pop(0)
+        option = word.shown
+        if program == "swifty-sandbox" and option.startswith("-c") \
+                and not option.startswith("--"):
+            # `swifty-sandbox run -c STRING` runs STRING with `bash -c` (it is what the
+            # hooks' rewrite writes): read as one, not as a program named STRING, which
+            # hid `run -c 'a; rm -rf ~'` from the deny rules and the blacklist.
+            string = rest[0] if option == "-c" and rest else None if option == "-c" else \
+                Word(word.text[2:], word.value[2:] if word.value is not None else None,
+                     word.subs)
+            return None if string is None else (Word("bash", "bash"), Word("-c", "-c"),
+                                                string)
         if option in valued and rest:
             rest.pop(0)
     if program in _RUNNER_OPERAND and rest:

@@ -882,3 +882,35 @@ def test_at_most_a_few_servers_the_least_recently_used_leave(
             if proc.poll() is None:
                 proc.terminate()
                 proc.wait(timeout=10)
+
+
+# Runs its arguments with socket() refused (EPERM), as inside the sandbox, where our own
+# filter refuses it, or under another tool's filter.
+NO_SOCKETS = ("import os, sys, pyseccomp as sc\n"
+              "f = sc.SyscallFilter(sc.ALLOW)\n"
+              "f.add_rule(sc.ERRNO(1), 'socket')\n"
+              "f.load()\n"
+              "os.execv(sys.argv[1], sys.argv[1:])\n")
+
+
+def test_a_caller_that_may_not_make_a_socket_runs_its_call_itself(
+        server: object, project: Path) -> None:
+    """The client made its socket before anything that could fail quietly: refused
+    (a nested `run` inside the sandbox), it died with a traceback instead of running
+    the call. Filtered, it now asks no server; and a socket refused anyway is no
+    server either. The control: the filter really refuses a socket."""
+    control = subprocess.run([sys.executable, "-c", NO_SOCKETS, sys.executable, "-c",
+                              "import socket; socket.socket(socket.AF_UNIX)"],
+                             capture_output=True, text=True, check=False, env=env())
+    assert control.returncode != 0 and "PermissionError" in control.stderr
+    done = subprocess.run([sys.executable, "-c", NO_SOCKETS, SCRIPT, "check", "-c", "ls"],
+                          cwd=project, capture_output=True, text=True, check=False,
+                          env=env())
+    assert done.returncode == 0 and done.stdout.startswith("allow"), done
+    assert "Traceback" not in done.stderr
+    direct = subprocess.run([sys.executable, "-c", NO_SOCKETS, sys.executable, "-c",
+                             "from swifty_sandbox.cli import entry; "
+                             "assert entry._connect() is None"],
+                            cwd=project, capture_output=True, text=True, check=False,
+                            env=env())
+    assert direct.returncode == 0, direct.stderr

@@ -50,3 +50,24 @@ def test_a_runner_allow_still_matches_as_written(project: Path, home: Path) -> N
     assert box.check("uv run pytest -x tests").effect.value == "allow"
     assert box.check("uv run git push origin main").effect.value == "deny"
     assert box.check("poetry run git push").effect.value == "deny"
+
+
+@pytest.mark.parametrize("command", [
+    "swifty-sandbox run -c 'echo ok; rm -rf ~'",  # the hooks' own rewrite, by the model
+    "swifty-sandbox run --approved --project . -c'ls && rm -rf ~'",  # attached value
+    "swifty-sandbox run --backend bwrap rm -rf ~",  # an option with a value, no `--`
+    "swifty-sandbox run --allow-net example.com --json rm -rf ~",
+    "/opt/tools/swifty-sandbox run --mode plan --sandbox off -c 'cd src && rm -rf ~'",
+])
+def test_our_own_run_is_read_as_it_runs(project: Path, home: Path, command: str) -> None:
+    """`run -c STRING` runs STRING with bash: it was read as one program named STRING
+    (a single command matched by luck), so `run -c 'echo ok; rm -rf ~'` was allowed, as
+    was `run --backend bwrap rm -rf ~` (its program read as `bwrap`). The control: the
+    same command without our prefix is denied."""
+    from swifty_sandbox import Sandbox
+
+    box = Sandbox(project, home=home, mode="bypassPermissions", sandbox_mode="off")
+    assert box.check("rm -rf ~").effect.value == "deny"
+    decision = box.check(command)
+    assert decision.effect.value == "deny" and "recursive-delete" in decision.reason, decision
+    assert box.check("swifty-sandbox run -c 'git status; ls'").effect.value == "allow"
