@@ -2,7 +2,7 @@
 `init`: the hook answering the agent, then the rewritten command running confined,
 against the agent running the plain command itself.
 
-    python -m benchmarks.agent_overhead [--runs N] [--no-rules]
+    python -m benchmarks.agent_overhead [--runs N] [--no-rules] [--launcher NAME=PATH]…
 
 Per call: `swifty-sandbox hook claude-code` with Claude Code's JSON on stdin (warm: the
 warm server of this context, as a person's hook runs after its first call; cold: with
@@ -10,6 +10,9 @@ warm server of this context, as a person's hook runs after its first call; cold:
 <command>`; the floor is bare `bwrap --ro-bind / / true` (what any confinement costs).
 The cases run interleaved, so a load burst on this shared machine hits all; on a loaded
 machine compare the ratios to plain and to bare bwrap, not the milliseconds.
+`--launcher NAME=PATH` (repeatable) measures other installs' `swifty-sandbox` in the
+same interleaved rounds (before/after: a checkout of the old commit with its own venv),
+each hook rewriting to its own install.
 """
 
 from __future__ import annotations
@@ -44,8 +47,13 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--no-rules", action="store_true",
                         help="without the 90 rules of three layers (what `init` leaves)")
+    parser.add_argument("--launcher", action="append", default=[], metavar="NAME=PATH",
+                        help="another install's swifty-sandbox, measured alongside")
     args = parser.parse_args()
-    script = str(Path(sys.executable).with_name("swifty-sandbox"))
+    launchers = {"this": str(Path(sys.executable).with_name("swifty-sandbox"))}
+    for given in args.launcher:
+        label, _, path = given.partition("=")
+        launchers[label] = path
     base = Path.home() / ".cache" / "swifty-sandbox-bench"  # not under /tmp: a root there
     base.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=base))
@@ -62,30 +70,36 @@ def main() -> None:
                               "tool_input": {"command": COMMAND}, "tool_use_id": "t"})
         envs = {"warm": {"HOME": str(home), "PATH": "/usr/bin:/bin"},
                 "cold": {"HOME": str(home), "PATH": "/usr/bin:/bin", "SWIFTY_DAEMON": "off"}}
-        times: dict[str, list[float]] = {k: [] for k in (
-            "plain", "bwrap", "hook warm", "hook cold", "run warm", "run cold")}
+        times: dict[str, list[float]] = {"plain": [], "bwrap": []}
+        for label in launchers:
+            for case in ("hook warm", "hook cold", "run warm", "run cold"):
+                times[f"{label} {case}"] = []
         bwrap = shutil.which("bwrap") or "bwrap"
-        for _ in range(args.runs + 1):  # the first round starts the warm server
+        for _ in range(args.runs + 1):  # the first round starts the warm servers
             times["plain"].append(call_ms(["bash", "-c", COMMAND], "", envs["cold"],
                                           project)[0])
             times["bwrap"].append(call_ms([bwrap, "--ro-bind", "/", "/", "true"], "",
                                           envs["cold"], project)[0])
-            for kind, env in envs.items():
-                ms, out = call_ms([script, "hook", "claude-code"], payload, env, project)
-                rewritten = json.loads(out)["hookSpecificOutput"]["updatedInput"]["command"]
-                times[f"hook {kind}"].append(ms)
-                times[f"run {kind}"].append(call_ms(["bash", "-c", rewritten], "", env,
-                                                    project)[0])
+            for label, script in launchers.items():
+                for kind, env in envs.items():
+                    ms, out = call_ms([script, "hook", "claude-code"], payload, env, project)
+                    rewritten = json.loads(out)["hookSpecificOutput"]["updatedInput"][
+                        "command"]
+                    times[f"{label} hook {kind}"].append(ms)
+                    times[f"{label} run {kind}"].append(
+                        call_ms(["bash", "-c", rewritten], "", env, project)[0])
         median = {k: statistics.median(v[1:]) for k, v in times.items()}
         plain, floor = median["plain"], median["bwrap"]
         print(f"plain {plain:.1f} ms, bare bwrap {floor:.1f} ms")
-        for kind in ("warm", "cold"):
-            hook, run = median[f"hook {kind}"], median[f"run {kind}"]
-            added = hook + run - plain
-            print(f"{kind}: hook {hook:.1f} ms + confined run {run:.1f} ms - plain "
-                  f"{plain:.1f} ms = +{added:.1f} ms per tool call "
-                  f"({added / 50:.2f}x the +50 ms target; hook+run {(hook + run) / plain:.1f}x "
-                  f"plain, {(hook + run) / floor:.1f}x bare bwrap)")
+        for label in launchers:
+            for kind in ("warm", "cold"):
+                hook, run = median[f"{label} hook {kind}"], median[f"{label} run {kind}"]
+                added = hook + run - plain
+                print(f"{label} {kind}: hook {hook:.1f} ms + confined run {run:.1f} ms - "
+                      f"plain {plain:.1f} ms = +{added:.1f} ms per tool call "
+                      f"({added / 50:.2f}x the +50 ms target; hook+run "
+                      f"{(hook + run) / plain:.1f}x plain, {(hook + run) / floor:.1f}x "
+                      "bare bwrap)")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
