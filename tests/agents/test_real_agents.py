@@ -20,7 +20,7 @@ from swifty_sandbox.policy import Mode, SandboxMode
 from swifty_sandbox.sandbox.agents.hooks import confined_command
 
 from .conftest import Agent, Run, new_agent, program
-from .model_server import Call
+from .model_server import Call, Model
 
 pytestmark = [pytest.mark.bwrap, pytest.mark.agents]
 
@@ -150,7 +150,12 @@ def monitor_session(base: Path) -> Session:
 SESSIONS: dict[str, Callable[[Path], Session]] = {
     **{name: functools.partial(default_session, name=name) for name in AGENTS},
     "monitor": monitor_session,
+    "codex-sandbox": lambda base: codex_sandbox_session(base),
 }
+# The tests that judge a session of their own, by the session's name.
+_JUDGES = {"test_claude_monitor_runs_confined_and_an_mcp_ask_comes_back_with_the_rule":
+           "monitor",
+           "test_an_approved_ask_runs_confined_inside_codexs_own_sandbox": "codex-sandbox"}
 
 
 @pytest.fixture(scope="module")
@@ -164,7 +169,8 @@ def sessions(request: pytest.FixtureRequest, module_temp: Path
     for item in request.session.items:
         if getattr(item, "module", None) is request.module:
             params = getattr(item, "callspec", None)
-            wanted.append(params.params["name"] if params is not None else "monitor")
+            wanted.append(params.params["name"] if params is not None
+                          else _JUDGES.get(getattr(item, "originalname", ""), ""))
     with ThreadPoolExecutor(max_workers=len(SESSIONS)) as pool:
         yield {name: pool.submit(SESSIONS[name], module_temp)
                for name in dict.fromkeys(wanted) if name in SESSIONS}
@@ -230,14 +236,20 @@ def test_claude_monitor_runs_confined_and_an_mcp_ask_comes_back_with_the_rule(
     assert unconfined(agent.home, "touch ~/monitor-escaped").returncode == 0  # control
 
 
-def test_an_approved_ask_runs_confined_inside_codexs_own_sandbox(make_agent: MakeAgent
-                                                                 ) -> None:
+def test_an_approved_ask_runs_confined_inside_codexs_own_sandbox(
+        sessions: dict[str, Future[Session]]) -> None:
     """Codex runs a command its approval rule prompted for (our `run --approved`) inside
     its own sandbox once the person says yes: with the default `workspace-write`, its
     seccomp filter refuses the NETLINK_ROUTE socket bwrap needs and the capability
     bounding set is empty. `auto` then confines with Landlock (stacked inside Codex's).
-    `codex sandbox` is that sandbox, run headless (the person's yes needs the TUI)."""
-    agent = installed(make_agent, "codex")
+    `codex sandbox` is that sandbox, run headless (the person's yes needs the TUI).
+    Judged as it goes, beside the other sessions (`codex_sandbox_session`)."""
+    sessions["codex-sandbox"].result()
+
+
+def codex_sandbox_session(base: Path) -> Session:
+    """The steps of the test above, each judged when it is done."""
+    agent = installed(lambda n: new_agent(base / "codex-sandbox", n), "codex")
     (agent.project / ".swifty").mkdir()
     (agent.project / ".swifty" / "permissions.yaml").write_text(
         "- rule: Bash(touch approved-ran*)\n  effect: ask\n")
@@ -274,3 +286,4 @@ def test_an_approved_ask_runs_confined_inside_codexs_own_sandbox(make_agent: Mak
                                        SandboxMode.AUTO, approved=True), writable)
     assert denied.returncode == 126 and "Denied (" in denied.stderr, denied
     assert key.exists()
+    return Session(agent, Run(done.returncode, done.stdout, done.stderr, Model(script=[])))
