@@ -93,27 +93,34 @@ def warm_up() -> None:
 
 def prepare() -> None:
     """Compute ahead what depends on this package's own data only (which the server's
-    code stamp fixes): the built-in program table and syscall sets, the shell parser,
-    the BPF of each built-in profile's seccomp set (the cache is keyed by the set itself,
-    so a worker with another profile builds its own); and where this process may make
-    cgroups, which a long-lived `serve` also looks up once. Nothing that reads a user's
-    or project's file."""
+    code stamp fixes) and on the server's own variables (HOME): the built-in program
+    table and syscall sets, the shell parser, the built-in profiles and their patterns
+    anchored at HOME (`engine.prepare_builtin`), the BPF and variable globs of each
+    built-in profile (caches keyed by the set itself, so a worker with another profile
+    or settings builds its own); and where this process may make cgroups, which a
+    long-lived `serve` also looks up once. Nothing that reads a user's or project's
+    file."""
     from pathlib import Path
 
     # Named here, imported by warm_up: after the code stamp, which must see every import.
+    from swifty_sandbox.policy.engine import prepare_builtin
     from swifty_sandbox.policy.profile import load_profile
     from swifty_sandbox.policy.programs import builtin_table
     from swifty_sandbox.policy.shell import parse
     from swifty_sandbox.sandbox.linux.cgroups import places
     from swifty_sandbox.sandbox.linux.seccomp import export
+    from swifty_sandbox.sandbox.spec.compiler import prepare_env_globs
 
     builtin_table()
     parse("true")
+    prepare_builtin(Path(os.environ["HOME"]))  # HOME: one of the server's own variables
     with contextlib.suppress(OSError):
         places()
     for name in ("default", "strict", "permissive"):
         with contextlib.suppress(Exception):  # best effort: a worker builds what is missing
-            export(load_profile(name, Path("/")).seccomp)
+            profile = load_profile(name, Path("/"))
+            export(profile.seccomp)
+            prepare_env_globs(profile)
 
 
 def code_stamp() -> tuple[object, ...]:

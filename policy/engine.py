@@ -23,7 +23,7 @@ from .blacklist import known_values, with_known
 from .commands import Invocation
 from .files import PolicyFiles
 from .paths import Resolved, expand_home, expand_path, is_within, resolve
-from .profile import Profile, load_profile
+from .profile import Profile, builtin_profiles, load_profile
 from .programs import (
     FlagRule,
     Table,
@@ -44,6 +44,7 @@ from .rules import (
     escape_glob,
     last_match_bash,
     last_match_path,
+    trusted_pattern,
 )
 from .settings import load_settings
 from .shell import Word
@@ -182,6 +183,20 @@ def _root_home(home: Path, deny_read: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(root_home + entry[1:] for entry in deny_read if entry.startswith("~/"))
 
 
+def prepare_builtin(home: Path) -> None:
+    """Make ahead what a policy load makes of the built-in profiles for this home and
+    any project (their patterns, `rules.trusted_pattern`): the warm server calls it
+    before it serves, so its workers find them made. Reads no policy file."""
+    home = Path(os.path.realpath(home))
+    for name in builtin_profiles():
+        profile = load_profile(name, Path("/"))
+        for pattern in (*profile.protected, *mandatory_protected(), *profile.deny_read,
+                        *_root_home(home, profile.deny_read)):
+            anchored = anchor_path_pattern(pattern, Path("/nonexistent/a"), home)
+            if anchored == anchor_path_pattern(pattern, Path("/nonexistent/b"), home):
+                trusted_pattern(pattern, anchored)  # not the project's: the same for all
+
+
 def load_policy(project: Path, home: Path | None = None) -> Policy:
     """Load settings, profile and the three rule layers; raises `PolicyFileError`."""
     project = Path(os.path.realpath(project))
@@ -193,7 +208,7 @@ def load_policy(project: Path, home: Path | None = None) -> Policy:
     # Profile entries first, mandatory ones last: no earlier entry can shadow them.
     def compiled(patterns: tuple[str, ...]) -> tuple[PathPattern, ...]:
         # The profile's and mandatory patterns: trusted data, compiled on first use.
-        return tuple(PathPattern(p, anchor_path_pattern(p, project, home), validate=False)
+        return tuple(trusted_pattern(p, anchor_path_pattern(p, project, home))
                      for p in patterns)
 
     protected = compiled((*profile.protected, *mandatory_protected()))

@@ -160,16 +160,26 @@ _KEYS = tuple(k.key for k in PROFILE_KEYS)
 
 
 def builtin_profiles() -> list[str]:
+    return list(_builtin_names())
+
+
+@functools.cache  # package data (the warm server's code stamp covers it)
+def _builtin_names() -> tuple[str, ...]:
     files = resources.files("swifty_sandbox.profiles")
-    return sorted(p.name[:-5] for p in files.iterdir()
-                  if p.name.endswith(".yaml") and p.name not in _NOT_PROFILES)
+    return tuple(sorted(p.name[:-5] for p in files.iterdir()
+                        if p.name.endswith(".yaml") and p.name not in _NOT_PROFILES))
+
+
+def _is_file(name: str) -> bool:
+    """A profile named by path (a user's file, read on every load), not a built-in."""
+    return "/" in name or name.endswith((".yaml", ".yml"))
 
 
 def _profile_source(name: str, project: Path) -> Source:
-    if "/" in name or name.endswith((".yaml", ".yml")):
+    if _is_file(name):
         path = Path(name) if name.startswith("/") else project / name
         source = read_source(path)
-    elif name in builtin_profiles():
+    elif name in _builtin_names():
         resource = resources.files("swifty_sandbox.profiles") / f"{name}.yaml"
         source = Source(f"<profile {name}>", resource.read_text("utf-8"))
     else:
@@ -195,6 +205,19 @@ def _builtin_syscall_sets() -> tuple[dict[str, tuple[str, ...]], frozenset[str]]
 
 def _values(name: str, project: Path, seen: tuple[str, ...]) -> dict[str, Any]:
     """Every key's value for one profile, its parents' folded in."""
+    if not _is_file(name) and name in _builtin_names():
+        # A built-in extends built-ins only: package data, parsed once per process
+        # (a cold `run` parses one; the warm server's workers and `serve` none).
+        return dict(_builtin_values(name))
+    return _parsed_values(name, project, seen)
+
+
+@functools.cache
+def _builtin_values(name: str) -> dict[str, Any]:  # copied by `_values`: never changed
+    return _parsed_values(name, Path("/"), ())
+
+
+def _parsed_values(name: str, project: Path, seen: tuple[str, ...]) -> dict[str, Any]:
     source = _profile_source(name, project)
     root = compose(source)
     if root is None:

@@ -197,6 +197,22 @@ class PathPattern:
         return self.regex.match(absolute_path.lstrip("/")) is not None
 
 
+_TRUSTED: dict[tuple[str, str], PathPattern] = {}
+
+
+def trusted_pattern(text: str, anchored: str) -> PathPattern:
+    """A built-in profile's or mandatory pattern (trusted data, compiled on first use),
+    made once per process: a `PathPattern` depends on its two strings only, and a policy
+    load makes ~200 of them (a warm worker finds those its server made, `cli/warm.py`)."""
+    key = (text, anchored)
+    found = _TRUSTED.get(key)
+    if found is None:
+        if len(_TRUSTED) >= 4096:  # a long-lived `serve` over many projects
+            _TRUSTED.clear()
+        found = _TRUSTED[key] = PathPattern(text, anchored, validate=False)
+    return found
+
+
 # One atom of a path glob's regex: an escape, a class, a group's start, one character;
 # then its quantifier, if any.
 _ATOM = re.compile(r"(\\.|\[\^?\]?(?:\\.|[^\]\\])*\]|\(\?[:>]|\(\?P<\w+>|.)([*+?]\??|\{[^}]*\})?",

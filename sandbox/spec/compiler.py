@@ -30,7 +30,7 @@ from swifty_sandbox.policy.agents import user_settings
 from swifty_sandbox.policy.engine import temp_dirs
 from swifty_sandbox.policy.errors import ExitCode
 from swifty_sandbox.policy.paths import expand_home, is_within, project_digest, project_state_dir
-from swifty_sandbox.policy.profile import SeccompProfile
+from swifty_sandbox.policy.profile import Profile, SeccompProfile
 from swifty_sandbox.policy.protected import (
     AGENT_SETTINGS,
     HOME_PROTECTED,
@@ -793,6 +793,13 @@ def _globs(patterns: tuple[str, ...]) -> re.Pattern[str]:
     from fnmatch import translate
 
     return re.compile("|".join(translate(p.upper()) for p in patterns) or r"(?!)")
+
+
+def prepare_env_globs(profile: Profile) -> None:
+    """Compile ahead the variable globs of a profile used as it is (the warm server's
+    workers then find them compiled)."""
+    _globs(profile.env_drop)
+    _globs(profile.env_keep)
 
 
 def scrub_env(environ: dict[str, str], spec: SandboxSpec) -> dict[str, str]:
