@@ -122,6 +122,9 @@ class LandlockBackend:
         try:
             if spec.temp_dir is None and spec.private_dirs and not host.dry:
                 spec = _private_temp(launch, spec)
+            if not host.dry:  # the filters made (a new BPF cache entry, linux/bpfcache)
+                for net in (False, True):  # before the protected trees are recorded, or
+                    _bpf(spec, abi, net)  # the repair would take it for the command's
             trees = [] if host.dry else snapshot(_protected_in_roots(spec))
             if trees:
                 # Nothing is read-only here: each protected tree is put back whole when

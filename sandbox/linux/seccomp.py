@@ -85,14 +85,22 @@ def filter_of(rows: Sequence[SyscallRule]) -> pyseccomp.SyscallFilter:
 @functools.lru_cache(maxsize=8)
 def export(profile: SeccompProfile, *, pfc: bool = False) -> bytes:
     """The filter as BPF bytes (or PFC text), through a memfd; cached per profile, so a
-    long-lived executor builds it once."""
-    return _bytes(build_filter(profile), pfc=pfc)
+    long-lived executor builds it once, and the BPF on disk (`bpfcache`), so a new
+    process does not build it either."""
+    if pfc:
+        return _bytes(build_filter(profile), pfc=True)
+    return export_rows(tuple(syscall_rules(profile)))
 
 
 @functools.lru_cache(maxsize=8)
 def export_rows(rows: tuple[SyscallRule, ...], *, pfc: bool = False) -> bytes:
-    """Rows of a backend's own (`landlock/netfilter.py`) as BPF bytes (or PFC text)."""
-    return _bytes(filter_of(rows), pfc=pfc)
+    """Rows (a profile's, or a backend's own: `landlock/netfilter.py`) as BPF bytes (or
+    PFC text)."""
+    if pfc:
+        return _bytes(filter_of(rows), pfc=True)
+    from .bpfcache import cached  # the cache's own imports only where a filter is made
+
+    return cached(repr(rows), lambda: _bytes(filter_of(rows), pfc=False))
 
 
 def _bytes(f: pyseccomp.SyscallFilter, *, pfc: bool) -> bytes:

@@ -1,0 +1,86 @@
+"""What a run keeps between runs to start faster (the BPF cache, `linux/bpfcache.py`)
+never makes a later run less confined: a forged entry is not loaded, and no confined
+command can plant one, even with the home writable."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from swifty_sandbox.sandbox.linux import bpfcache, seccomp
+
+from .conftest import Runner
+from .test_processes import SYSCALL_PROBE
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                reason="the BPF cache is the Linux backends'")
+
+
+def _forget() -> None:
+    """Nothing kept in this process: the next run reads the disk cache."""
+    seccomp.export.cache_clear()
+    seccomp.export_rows.cache_clear()
+
+
+def _entries(home: Path) -> list[Path]:
+    return sorted((home / ".cache" / "swifty-sandbox" / "bpf").glob("*.bpf"))
+
+
+def _allow_all() -> bytes:
+    return seccomp._bytes(seccomp.filter_of(()), pfc=False)
+
+
+def test_a_forged_filter_in_the_cache_never_reaches_the_sandbox(
+        confined: Runner, unconfined: Runner, home: Path) -> None:
+    """Every entry replaced by an allow-all filter under a MAC made without the secret:
+    the run builds its filter again, and the kernel surface still fails with EPERM."""
+    command = [sys.executable, str(SYSCALL_PROBE), "keyctl"]
+    assert unconfined(command).stdout.strip() != "EPERM", "control: keyctl refused anyway"
+    _forget()
+    assert confined(command).stdout.strip() == "EPERM"
+    entries = _entries(home)
+    assert entries, "the run stored no filter"
+    for entry in entries:
+        entry.write_bytes(bpfcache.MAGIC + bytes(32) + _allow_all())
+    _forget()
+    try:
+        assert confined(command).stdout.strip() == "EPERM"
+    finally:
+        _forget()
+    assert all(e.read_bytes()[-len(_allow_all()):] != _allow_all() for e in entries)
+
+
+@pytest.mark.parametrize("writable_home", [False, True])
+def test_a_confined_command_cannot_plant_a_filter(
+        attack: Callable[..., object], confined: Runner, home: Path,
+        writable_home: bool) -> None:
+    """The attack a previous command would prepare for the next: overwrite the cached
+    filters (and the MAC secret) with its own. `~/.cache/swifty-sandbox` is protected."""
+    if writable_home:
+        (home / ".swifty").mkdir(exist_ok=True)
+        (home / ".swifty" / "config.yaml").write_text('sandbox: {writable: ["~"]}\n')
+    _forget()
+    # As after any earlier run (a run that has to make it under a writable home moves it
+    # aside afterwards, as planted: reported, not this test's subject).
+    (home / ".cache" / "swifty-sandbox").mkdir(parents=True, mode=0o700)
+    confined("true")
+    entries = _entries(home)
+    assert entries
+    folder = entries[0].parent
+    before = {p: p.read_bytes() for p in (*entries, folder / "key")}
+    planted = "\n".join(f"printf forged > '{p}'" for p in before)
+
+    new = folder / "planted.bpf"
+
+    def worked() -> bool:
+        return new.exists() or any(p.read_bytes() != data for p, data in before.items())
+
+    def reset() -> None:
+        new.unlink(missing_ok=True)
+        for p, data in before.items():
+            p.write_bytes(data)
+
+    attack(planted + f"\nprintf new > '{new}'", worked, reset)
