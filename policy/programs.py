@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from swifty_sandbox.messages import t
 
+from . import cachefile
 from .commands import name as program_name
 from .files import PolicyFiles
 from .yamlnodes import Source, compose, fail, is_null, mapping, read_source, string, string_list
@@ -299,34 +300,38 @@ def _merged(old: Program, new: Program) -> Program:
 
 
 BUILTIN = Path(__file__).resolve().parent.parent / "profiles" / "programs.yaml"
-_CACHE_FORMAT = 2
+_CACHE_FORMAT = 3
+_MAX_CACHE = 4 << 20  # the table is ~100 KiB as marshal data
 
 
 @functools.cache
 def builtin_table() -> Table:
     """The built-in table. Reading its YAML takes ~10 ms, so the result is kept (marshal:
-    plain data, never code that runs) in the user's cache directory — protected, the
-    agent cannot write there — keyed by the file's size and time; a missing or bad
-    cache is simply rebuilt."""
+    plain data, never code that runs) in the protected cache store (`cachefile`: the
+    agent cannot write there, and an entry is used only under its MAC), keyed by the
+    file's identity and the interpreter; anything that does not load is rebuilt."""
     import marshal
-    import os
+    import sys
 
-    stat = BUILTIN.stat()
-    cache = Path(os.path.expanduser("~")) / ".cache" / "swifty-sandbox" / (
-        f"programs-{_CACHE_FORMAT}-{stat.st_size}-{stat.st_mtime_ns}.marshal")
+    info = BUILTIN.stat()
+    key = (f"programs\0{_CACHE_FORMAT}\0{BUILTIN}\0{info.st_dev}\0{info.st_ino}\0"
+           f"{info.st_size}\0{info.st_mtime_ns}\0{sys.version}").encode(
+               "utf-8", "surrogateescape")
+    built: list[Table] = []
+
+    def build() -> bytes:
+        built.append(parse_table(Source("<profiles/programs.yaml>",
+                                        BUILTIN.read_text("utf-8"))))
+        return marshal.dumps(_as_data(built[0]))
+
+    data = cachefile.cached("programs", key, build, max_size=_MAX_CACHE)
+    if built:
+        return built[0]
     try:
-        return _from_data(marshal.loads(cache.read_bytes()))
-    except (OSError, EOFError, ValueError, KeyError, TypeError, AttributeError, re.error):
-        pass
-    table = parse_table(Source("<profiles/programs.yaml>", BUILTIN.read_text("utf-8")))
-    try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        temporary = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
-        temporary.write_bytes(marshal.dumps(_as_data(table)))
-        os.replace(temporary, cache)
-    except OSError:
-        pass  # a read-only home: parse again next time
-    return table
+        return _from_data(marshal.loads(data))
+    except (EOFError, ValueError, KeyError, TypeError, AttributeError, re.error):
+        build()  # an entry under a valid MAC that does not load: built, not trusted
+        return built[0]
 
 
 def _as_data(table: Table) -> dict[str, object]:

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from swifty_sandbox.sandbox.linux import bpfcache, seccomp
+from swifty_sandbox.policy import cachefile
+from swifty_sandbox.sandbox.linux import seccomp
 
 from .conftest import Runner
 from .test_processes import SYSCALL_PROBE
@@ -26,7 +27,8 @@ def _forget() -> None:
 
 
 def _entries(home: Path) -> list[Path]:
-    return sorted((home / ".cache" / "swifty-sandbox" / "bpf").glob("*.bpf"))
+    folder = home / ".cache" / "swifty-sandbox" / "bpf"
+    return sorted(p for p in folder.glob("*") if p.name != "key")
 
 
 def _allow_all() -> bytes:
@@ -44,7 +46,7 @@ def test_a_forged_filter_in_the_cache_never_reaches_the_sandbox(
     entries = _entries(home)
     assert entries, "the run stored no filter"
     for entry in entries:
-        entry.write_bytes(bpfcache.MAGIC + bytes(32) + _allow_all())
+        entry.write_bytes(cachefile.MAGIC + bytes(32) + _allow_all())
     _forget()
     try:
         assert confined(command).stdout.strip() == "EPERM"
@@ -73,7 +75,7 @@ def test_a_confined_command_cannot_plant_a_filter(
     before = {p: p.read_bytes() for p in (*entries, folder / "key")}
     planted = "\n".join(f"printf forged > '{p}'" for p in before)
 
-    new = folder / "planted.bpf"
+    new = folder / ("0" * 64)
 
     def worked() -> bool:
         return new.exists() or any(p.read_bytes() != data for p, data in before.items())

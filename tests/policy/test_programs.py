@@ -80,15 +80,59 @@ def test_a_broken_user_table_fails_closed(layers: Layers, box_for: Box, home: Pa
     assert caught.value.file.endswith("programs.yaml")
 
 
+def _entry(home: Path) -> Path:
+    [entry] = [p for p in (home / ".cache" / "swifty-sandbox" / "programs").iterdir()
+               if p.name != "key"]
+    return entry
+
+
 def test_a_corrupt_cache_is_rebuilt(home: Path) -> None:
     builtin_table.cache_clear()
     try:
         builtin_table()
-        cache = home / ".cache" / "swifty-sandbox"
-        files = list(cache.glob("programs-*.marshal"))
-        assert len(files) == 1
-        files[0].write_bytes(b"\x00garbage")
+        entry = _entry(home)
+        entry.write_bytes(b"\x00garbage")
         builtin_table.cache_clear()
         assert "git" in builtin_table().programs
+    finally:
+        builtin_table.cache_clear()
+
+
+def _forged(home: Path, *, mac_from_secret: bool) -> None:
+    """The cached table rewritten with `git`'s features gone (`git -c core.pager=…`
+    would then be ordinary git, which `Bash(git *)` allows)."""
+    import marshal
+
+    from swifty_sandbox.policy import cachefile
+
+    entry = _entry(home)
+    data = _as_data(builtin_table())
+    programs: dict[str, list[object]] = data["programs"]  # type: ignore[assignment]
+    programs["git"] = [*programs["git"][:4], {}, programs["git"][5], [], []]  # no features
+    forged = marshal.dumps(data)
+    mac = bytes(32)
+    if mac_from_secret:
+        import sys
+
+        info = BUILTIN.stat()
+        key = (f"programs\0{3}\0{BUILTIN}\0{info.st_dev}\0{info.st_ino}\0"
+               f"{info.st_size}\0{info.st_mtime_ns}\0{sys.version}").encode()
+        mac = cachefile.digest(key + forged, (entry.parent / "key").read_bytes())
+    entry.write_bytes(cachefile.MAGIC + mac + forged)
+
+
+@pytest.mark.parametrize("mac_from_secret", [False, True])
+def test_a_forged_cache_does_not_loosen_a_decision(layers: Layers, box_for: Box, home: Path,
+                                                   mac_from_secret: bool) -> None:
+    """Forged without the secret, the entry is not used: the decision stays ask. The
+    control, with the MAC made from the secret, shows the forgery would loosen it."""
+    layers(project_rules=[("Bash(git *)", "allow")])
+    builtin_table.cache_clear()
+    try:
+        builtin_table()
+        _forged(home, mac_from_secret=mac_from_secret)
+        builtin_table.cache_clear()
+        effect = box_for(sandbox_mode="manual").check("git -c core.pager=sh log").effect
+        assert effect is (Effect.ALLOW if mac_from_secret else Effect.ASK)
     finally:
         builtin_table.cache_clear()

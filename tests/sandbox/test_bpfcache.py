@@ -1,5 +1,6 @@
-"""The BPF cache (`sandbox/linux/bpfcache.py`): a valid entry is used, anything else is
-built again — a damaged, forged, foreign or misplaced entry never reaches bwrap."""
+"""The BPF cache (`sandbox/linux/bpfcache.py`, in the store of `policy/cachefile.py`): a
+valid entry is used, anything else is built again — a damaged, forged, foreign or
+misplaced entry never reaches bwrap."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from swifty_sandbox.policy import cachefile
 from swifty_sandbox.policy.profile import load_profile
 from swifty_sandbox.sandbox.linux import bpfcache, seccomp
 from swifty_sandbox.sandbox.spec.syscalls import syscall_rules
@@ -40,7 +42,8 @@ def allow_all() -> bytes:
 
 
 def entries(home: Path) -> list[Path]:
-    return sorted((home / ".cache" / "swifty-sandbox" / "bpf").glob("*.bpf"))
+    folder = home / ".cache" / "swifty-sandbox" / "bpf"
+    return sorted(p for p in folder.glob("*") if p.name != "key")
 
 
 def never() -> bytes:
@@ -64,7 +67,7 @@ def test_other_rows_are_another_entry(home: Path) -> None:
 
 
 def forge(entry: Path, mac: bytes, data: bytes) -> None:
-    entry.write_bytes(bpfcache.MAGIC + mac + data)
+    entry.write_bytes(cachefile.MAGIC + mac + data)
 
 
 @pytest.mark.parametrize("damage", ["wrong mac", "truncated", "flipped bit", "no magic",
@@ -73,7 +76,7 @@ def test_a_damaged_or_forged_entry_is_built_again(home: Path, damage: str) -> No
     bpfcache.cached(repr(ROWS), built)
     [entry] = entries(home)
     raw = entry.read_bytes()
-    head = len(bpfcache.MAGIC)
+    head = len(cachefile.MAGIC)
     mac, data = raw[head:head + 32], raw[head + 32:]
     if damage == "wrong mac":  # an allow-all filter, MAC'd without the secret
         forge(entry, bytes(32), allow_all())
@@ -85,8 +88,11 @@ def test_a_damaged_or_forged_entry_is_built_again(home: Path, damage: str) -> No
         entry.write_bytes(b"x" * head + mac + data)
     elif damage == "empty":
         entry.write_bytes(b"")
-    else:
-        forge(entry, mac, data + b"\0")
+    else:  # a MAC that checks over bytes that are no BPF: the caller's check refuses
+        secret = (entry.parent / "key").read_bytes()
+        key = bpfcache._key(repr(ROWS))
+        assert key is not None
+        forge(entry, cachefile.digest(key + data + b"\0", secret), data + b"\0")
     assert bpfcache.cached(repr(ROWS), built) == built()
     assert entry.read_bytes() == raw  # replaced by the real one
 
@@ -99,7 +105,7 @@ def test_the_right_mac_is_what_makes_an_entry_used(home: Path) -> None:
     secret = (entry.parent / "key").read_bytes()
     key = bpfcache._key(repr(ROWS))
     assert key is not None
-    forge(entry, bpfcache._digest(key + allow_all(), secret), allow_all())
+    forge(entry, cachefile.digest(key + allow_all(), secret), allow_all())
     assert bpfcache.cached(repr(ROWS), never) == allow_all()
 
 
@@ -121,7 +127,7 @@ def test_nothing_is_read_from_a_place_others_could_write(home: Path, where: str)
     elif where == "folder group-writable":
         folder.chmod(0o770)
     elif where == "entry is a link":
-        moved = home / "elsewhere.bpf"
+        moved = home / "elsewhere"
         entry.rename(moved)
         entry.symlink_to(moved)
     elif where == "folder is a link":
