@@ -106,6 +106,7 @@ def prepare() -> None:
     from swifty_sandbox.policy.engine import prepare_builtin
     from swifty_sandbox.policy.profile import load_profile
     from swifty_sandbox.policy.programs import builtin_table
+    from swifty_sandbox.policy.rules import compile_glob
     from swifty_sandbox.policy.shell import parse
     from swifty_sandbox.sandbox.linux.cgroups import places
     from swifty_sandbox.sandbox.linux.seccomp import export
@@ -113,6 +114,9 @@ def prepare() -> None:
 
     builtin_table()
     parse("true")
+    # The first glob compiled in a process makes `re`'s composite flag (an enum
+    # member, milliseconds) and loads pathspec's pattern code: once here.
+    compile_glob("warm/**/*.up", "warm")
     prepare_builtin(Path(os.environ["HOME"]))  # HOME: one of the server's own variables
     with contextlib.suppress(OSError):
         places()
