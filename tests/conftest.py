@@ -35,14 +35,44 @@ signal.signal(signal.SIGINT, signal.default_int_handler)
 OUTSIDE_TEMP_BASE = Path(os.path.expanduser("~")) / ".cache" / "swifty-sandbox-tests"
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--serial", choices=("run", "skip", "only"), default=None,
+        help="tests marked `serial` (they must run with no other test at the same time): "
+             "run them (the default without -n), skip them (the default under -n) or run "
+             "only them; scripts/test runs the rest under -n, then these alone")
+
+
+def _serial_choice(config: pytest.Config) -> str:
+    choice: str | None = config.getoption("--serial")
+    if choice is None:  # under xdist (-n, or one of its workers) they cannot run alone
+        parallel = hasattr(config, "workerinput") or config.getoption("numprocesses", None)
+        choice = "skip" if parallel else "run"
+    return choice
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"serial tests: {_serial_choice(config)} (--serial)"
+
+
+@pytest.hookimpl(trylast=True)  # after the directories' conftests have marked theirs
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """On macOS the suites run through the seatbelt backend; what tests Linux
-    mechanics (`@pytest.mark.linux`) is skipped there."""
+    mechanics (`@pytest.mark.linux`) is skipped there. `serial` tests are kept or
+    deselected as `--serial` says (see pytest_addoption)."""
     if not sys.platform.startswith("linux"):
         skip = pytest.mark.skip(reason="tests a Linux mechanism")
         for item in items:
             if item.get_closest_marker("linux"):
                 item.add_marker(skip)
+    choice = _serial_choice(config)
+    if choice != "run":
+        keep = choice == "only"
+        chosen = [item for item in items if bool(item.get_closest_marker("serial")) == keep]
+        dropped = [item for item in items if bool(item.get_closest_marker("serial")) != keep]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = chosen
 
 
 @pytest.fixture(autouse=True)

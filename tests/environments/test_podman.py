@@ -28,9 +28,12 @@ import pytest
 
 from tests.listener import Listener, tcp_listener
 
-pytestmark = pytest.mark.linux
+# One worker imports the image for both tests (under pytest-xdist, `--dist loadgroup`).
+pytestmark = [pytest.mark.linux, pytest.mark.xdist_group("podman")]
 
-IMAGE = "localhost/swifty-sandbox-skeleton:test"
+# Named per process: another run of this suite (another xdist worker, another checkout)
+# imports and removes its own, never this one's while it runs.
+IMAGE = f"localhost/swifty-sandbox-skeleton:test-{os.getpid()}"
 CHECKOUT = Path(__file__).resolve().parent.parent.parent
 SWIFTY = str(Path(sys.executable).with_name("swifty-sandbox"))
 PODMAN_PROFILE = Path("/usr/share/containers/seccomp.json")

@@ -7,6 +7,7 @@ attack works on this machine) and confined (where it must fail).
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -50,6 +51,17 @@ def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     return name
 
 
+@functools.cache
+def _bwrap_problem() -> str | None:
+    """Why bwrap cannot confine here, asked once per test process: a machine fact (a
+    bwrap run of its own), not something a test changes."""
+    bwrap = find_bwrap()
+    if bwrap is None:
+        return "bwrap not found"
+    works, error = try_namespaces(bwrap)
+    return None if works else f"bwrap cannot create namespaces: {error}"
+
+
 @pytest.fixture(autouse=True)
 def _needs_bwrap(backend: str) -> None:
     """Under CI=true a machine that cannot confine is a failure, never a skip."""
@@ -68,11 +80,7 @@ def _needs_bwrap(backend: str) -> None:
                 pytest.fail("sandbox-exec not found")
             pytest.skip("sandbox-exec not found")
         return
-    bwrap = find_bwrap()
-    problem = "bwrap not found" if bwrap is None else None
-    if bwrap is not None:
-        works, error = try_namespaces(bwrap)
-        problem = None if works else f"bwrap cannot create namespaces: {error}"
+    problem = _bwrap_problem()
     if problem:
         if os.environ.get("CI") == "true":
             pytest.fail(problem)

@@ -19,7 +19,10 @@ from swifty_sandbox.policy.limits import default_max_memory, default_max_process
 from swifty_sandbox.sandbox.agents import RunResult
 from swifty_sandbox.sandbox.linux import cgroups
 
-pytestmark = pytest.mark.linux  # namespaces, seccomp, cgroups, bwrap mounts
+# serial: the caps are judged by counting processes, and without a cgroup the process cap
+# is RLIMIT_NPROC, which counts every process of the user (another test's come and go).
+pytestmark = [pytest.mark.linux,  # namespaces, seccomp, cgroups, bwrap mounts
+              pytest.mark.serial]
 
 Runner = Callable[..., RunResult]
 ATTEMPTS = 2000  # far above the default cap on small machines, bounded everywhere
