@@ -305,6 +305,7 @@ def test_a_listener_in_another_user_namespace_gets_nothing(home: Path, project: 
     assert path is not None and bwrap is not None
     Path(path).parent.mkdir(parents=True, mode=0o700)
     got = home / "got"
+    listening = home / "listening"  # the socket exists at bind(), takes calls at listen()
     listener = subprocess.Popen(
         [bwrap.path, "--bind", "/", "/", "--unshare-user", "--unshare-pid", "--",
          sys.executable, "-c",
@@ -312,15 +313,16 @@ def test_a_listener_in_another_user_namespace_gets_nothing(home: Path, project: 
          "os.chdir(os.path.dirname(sys.argv[1]))\n"
          "s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
          "s.bind(os.path.basename(sys.argv[1]))\n"
-         "s.listen(1); c, _ = s.accept(); c.settimeout(5)\n"
+         "s.listen(1); open(sys.argv[3], 'w').close()\n"
+         "c, _ = s.accept(); c.settimeout(5)\n"
          "data = b''\n"
          "try:\n"
          "    while chunk := c.recv(65536): data += chunk\n"
          "except OSError: pass\n"
-         "open(sys.argv[2], 'wb').write(data)\n", path, str(got)])
+         "open(sys.argv[2], 'wb').write(data)\n", path, str(got), str(listening)])
     try:
         deadline = time.monotonic() + 30
-        while not os.path.exists(path):
+        while not listening.exists():
             assert time.monotonic() < deadline and listener.poll() is None
             time.sleep(0.05)
         assert entry._connect() is None
