@@ -19,6 +19,7 @@ Runner = Callable[..., RunResult]
 _SYSCTL = Path("/proc/sys/kernel/printk_ratelimit_burst")  # harmless to change briefly
 
 
+@pytest.mark.serial  # the host's sysctl: another test's reset would undo this one's control
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root (uid 0 → 0) may write sysctls")
 def test_host_sysctls_are_read_only_as_root(attack: Attack) -> None:
     """bwrap covers /proc/sys only when it looks writable, and its directory never does
