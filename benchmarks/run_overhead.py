@@ -95,10 +95,11 @@ def fresh_bytecode() -> None:
         compileall.compile_dir(str(package / folder), quiet=1)
 
 
-def installed_script(folder: Path) -> Path:
+def installed_script(folder: Path, root: Path | None = None) -> Path:
     """`swifty-sandbox` as `pip install` makes it (not editable: an editable install
     adds an import hook, ~10 ms, to every Python start-up) in a venv of its own that
-    borrows this one's dependencies through a `.pth` line, byte-compiled."""
+    borrows this one's dependencies through a `.pth` line, byte-compiled; from `root`
+    (a checkout), this one by default."""
     import site
     import sysconfig
 
@@ -111,7 +112,7 @@ def installed_script(folder: Path) -> Path:
     ours = sysconfig.get_paths()["purelib"]
     Path(purelib, "borrowed-dependencies.pth").write_text(
         "\n".join(dict.fromkeys([ours, *site.getsitepackages()])) + "\n")
-    root = Path(__file__).resolve().parent.parent
+    root = root or Path(__file__).resolve().parent.parent
     subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q",
                     "--no-deps", str(root)], check=True)
     return venv / "bin" / "swifty-sandbox"

@@ -1,6 +1,6 @@
 """Start-up cost of one confined command, with where it goes (issue 22 item 3).
 
-    python -m benchmarks.startup [--runs N] [--editable] [--no-codex]
+    python -m benchmarks.startup [--runs N] [--editable] [--no-codex] [--before CHECKOUT]
 
 Two projects: one with no rule files, one with a typical rule file (`TYPICAL`, the
 README's example plus the allow rules a project keeps). In each, interleaved in one run
@@ -22,6 +22,8 @@ of a process that imported everything), timed in the child: policy load, decisio
 spec compile, backend compile (argv, filter), prepare + environment, bwrap itself,
 after-run. Targets: run ≤ 3x bare bwrap and ≤ 0.4x Codex; serve ≤ 1.3x bare bwrap.
 Run it as an unprivileged user (root joins a cgroup per command, see linux/caps.py).
+`--before CHECKOUT` (another commit's work tree) installs it the same way and measures
+its `run`, cold `run` and `serve` in the same interleaved rounds, for before/after.
 """
 
 from __future__ import annotations
@@ -208,6 +210,7 @@ def main() -> None:
     parser.add_argument("--no-codex", action="store_true")
     parser.add_argument("--editable", action="store_true",
                         help="measure this venv's (editable) install instead of a regular one")
+    parser.add_argument("--before", type=Path, help="a checkout to compare with")
     args = parser.parse_args()
     fresh_bytecode()
     folder = Path(tempfile.mkdtemp(prefix="swifty-bench-", dir=Path.home()))
@@ -215,20 +218,36 @@ def main() -> None:
         script = Path(sys.executable).with_name("swifty-sandbox") if args.editable \
             else installed_script(folder)
         python = script.with_name("python")
+        before = None
+        if args.before is not None:
+            (folder / "before").mkdir()
+            before = installed_script(folder / "before", args.before.resolve())
         codex = None if args.no_codex else codex_argv()
         print(f"measuring {script} as uid {os.getuid()}, {args.runs} interleaved runs")
         for label, project in make_projects(folder / "projects").items():
-            measure(label, project, script, python, codex, args.runs)
+            measure(label, project, script, python, codex, args.runs, before)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
 def measure(label: str, project: Path, script: Path, python: Path,
-            codex: list[str] | None, runs: int) -> None:
+            codex: list[str] | None, runs: int, before: Path | None) -> None:
     serve_one, stop_serving = served(script, project)
     warm = command([str(script), "run", "--", "true"], project)
+    old: dict[str, Callable[[], None]] = {}
+    stops = [stop_serving]
+    if before is not None:
+        old_serve, old_stop = served(before, project)
+        stops.append(old_stop)
+        old = {"before: run": command([str(before), "run", "--", "true"], project),
+               "before: run, no server": command(
+                   [str(before), "run", "--", "true"], project,
+                   {**os.environ, "SWIFTY_DAEMON": "off"}),
+               "before: serve": old_serve}
     for _ in range(3):  # the first call starts the warm server; wait until it serves
         warm()
+        if old:
+            old["before: run"]()
         time.sleep(1.0)
     contenders: dict[str, Callable[[], None]] = {
         "bare bwrap (floor)": bare_bwrap(project),
@@ -241,10 +260,12 @@ def measure(label: str, project: Path, script: Path, python: Path,
     }
     if codex is not None:
         contenders["codex sandbox"] = command(codex, project)
+    contenders.update(old)
     try:
         medians = interleaved(contenders, runs)
     finally:
-        stop_serving()
+        for stop in stops:
+            stop()
     floor = medians["bare bwrap (floor)"]
     codex_ms = medians.get("codex sandbox", CODEX_MEASURED_MS)
     print(f"\n== {label}: `true`, median of {runs} (ms), and its ratio to bare bwrap:")
