@@ -158,26 +158,45 @@ _JUDGES = {"test_claude_monitor_runs_confined_and_an_mcp_ask_comes_back_with_the
            "test_an_approved_ask_runs_confined_inside_codexs_own_sandbox": "codex-sandbox"}
 
 
+class Sessions:
+    """Each session started once, when first asked for or all at once ahead."""
+
+    def __init__(self, pool: ThreadPoolExecutor, base: Path) -> None:
+        self.pool, self.base = pool, base
+        self.started: dict[str, Future[Session]] = {}
+
+    def __getitem__(self, name: str) -> Future[Session]:
+        if name not in self.started:
+            self.started[name] = self.pool.submit(SESSIONS[name], self.base)
+        return self.started[name]
+
+    def start(self, name: str) -> None:
+        self[name]
+
+
 @pytest.fixture(scope="module")
-def sessions(request: pytest.FixtureRequest, module_temp: Path
-             ) -> Iterator[dict[str, Future[Session]]]:
+def sessions(request: pytest.FixtureRequest, module_temp: Path) -> Iterator[Sessions]:
     """The agent sessions this run's tests judge, all started at once: a session waits
     on its agent and the model (a second or so per tool call, little CPU), so one after
     another they took the sum of their times (about 50 s, two minutes under load), and
-    together that of the slowest. A test gets its own session's result (or its skip)."""
-    wanted = []
-    for item in request.session.items:
-        if getattr(item, "module", None) is request.module:
-            params = getattr(item, "callspec", None)
-            wanted.append(params.params["name"] if params is not None
-                          else _JUDGES.get(getattr(item, "originalname", ""), ""))
+    together that of the slowest. A test gets its own session's result (or its skip).
+    Under pytest-xdist, whose workers each see every test but run only some, a session
+    starts when its test asks (all at once would start them on every worker)."""
     with ThreadPoolExecutor(max_workers=len(SESSIONS)) as pool:
-        yield {name: pool.submit(SESSIONS[name], module_temp)
-               for name in dict.fromkeys(wanted) if name in SESSIONS}
+        started = Sessions(pool, module_temp)
+        if not hasattr(request.config, "workerinput"):  # not an xdist worker
+            for item in request.session.items:
+                if getattr(item, "module", None) is request.module:
+                    params = getattr(item, "callspec", None)
+                    name = params.params["name"] if params is not None \
+                        else _JUDGES.get(getattr(item, "originalname", ""), "")
+                    if name in SESSIONS:
+                        started.start(name)
+        yield started
 
 
 @pytest.mark.parametrize("name", AGENTS)
-def test_the_default_install_confines_the_real_agent(sessions: dict[str, Future[Session]],
+def test_the_default_install_confines_the_real_agent(sessions: Sessions,
                                                      name: str) -> None:
     """Twenty typical commands went through confined, then the attacks failed."""
     session = sessions[name].result()
@@ -218,7 +237,7 @@ def test_the_default_install_confines_the_real_agent(sessions: dict[str, Future[
 
 
 def test_claude_monitor_runs_confined_and_an_mcp_ask_comes_back_with_the_rule(
-        sessions: dict[str, Future[Session]]) -> None:
+        sessions: Sessions) -> None:
     """Monitor's command ran unconfined once (Claude Code sends it as a tool of its own).
     Claude Code speaks MCP 2026-07-28: an ask comes back as an input-required result,
     which headless Claude Code cancels; it must come back as the denial with the rule,
@@ -237,7 +256,7 @@ def test_claude_monitor_runs_confined_and_an_mcp_ask_comes_back_with_the_rule(
 
 
 def test_an_approved_ask_runs_confined_inside_codexs_own_sandbox(
-        sessions: dict[str, Future[Session]]) -> None:
+        sessions: Sessions) -> None:
     """Codex runs a command its approval rule prompted for (our `run --approved`) inside
     its own sandbox once the person says yes: with the default `workspace-write`, its
     seccomp filter refuses the NETLINK_ROUTE socket bwrap needs and the capability
