@@ -35,7 +35,7 @@ from swifty_sandbox.messages import t
 from swifty_sandbox.policy.paths import project_state_dir
 
 from ..fsafe import links_on_the_way, open_dir
-from ..spec import gitfiles
+from ..spec import gitfiles, walkcache
 from ..spec.compiler import MARKERS, Identity, SandboxSpec, Snapshot
 from ..spec.expand import Found, find_named
 from ..spec.toolchains import CONFIG_IN_CACHE
@@ -246,7 +246,8 @@ def suspects(spec: SandboxSpec) -> tuple[list[tuple[str, str]], Found]:
         # The walk before the run did not look below what it matched (read-only or
         # hidden inside: nothing can have been planted there), so neither does this one.
         skip = frozenset((*spec.read_only, *spec.unreadable_dirs, *spec.guard_dirs))
-        found = find_named(spec.markers_in, MARKERS, skip, links_into=spec.temp_dir)
+        found = find_named(spec.markers_in, MARKERS, skip, links_into=spec.temp_dir,
+                           cache=walkcache.recall(spec.walk_cache))
     before = set(spec.markers)
     created = t("run.reason_created")
     out: list[tuple[str, str]] = []

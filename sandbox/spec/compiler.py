@@ -41,7 +41,7 @@ from swifty_sandbox.policy.protected import (
 from swifty_sandbox.policy.rules import PathPattern
 
 from ..fsafe import first_link, links_on_the_way
-from . import gitfiles, gitindex, toolchains
+from . import gitfiles, gitindex, toolchains, walkcache
 from .expand import Expansion, ExpansionTooLarge, Unenforceable, Unsearchable, expand
 from .pathguard import launcher_paths, trusted_paths
 from .roots import plan as roots_plan
@@ -149,6 +149,9 @@ class SandboxSpec:
     # cannot be mounted read-only, so each is checked after the command instead (one
     # that changed is moved aside); what it leads to, in a root, is read-only.
     kept_links: tuple[tuple[str, str], ...] = ()
+    # The walk cache the walk before the command used (sandbox/spec/walkcache.py): the
+    # after-run check reuses its records, each checked again by a `lstat`.
+    walk_cache: str = ""
     # `locked` of each linked worktree (not locked yet): git inside finds the worktree
     # locked, so `git worktree remove`, `move` and `prune` stop before they change
     # anything — removed, they would stop half-way at the worktree's read-only git
@@ -265,11 +268,15 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
     read_patterns, _ = _rule_patterns(policy, (Tool.READ_FILE,))
     secrets = [*policy.deny_read, *read_patterns]  # the profile's and settings' denyRead
     marked: list[str] = []  # every `.git`, `.swifty` and `HEAD` in the walked trees
-    expanded = _expand(policy, write_patterns, secrets, searched, roots, marked)
+    walk = _walk_cache(home, (*roots, *w.create))
+    expanded = _expand(policy, write_patterns, secrets, searched, roots, marked, walk)
     r = _read_only(policy, w, expanded["read-only"].paths, marked)
     g = _guards(policy, roots, r.git, r.launchers)
     unreadable_dirs, unreadable_files = _unreadable(policy, expanded["hidden"].paths,
                                                     temp_dir)
+    if walk.directory is not None and os.path.isdir(walk.directory):
+        # Its records name files inside hidden directories, and its key must stay ours.
+        unreadable_dirs.append(walk.directory)
     locks = _worktree_locks(project, roots)
     pinned = _pins((*r.read_only, *g.dirs, *g.files, *unreadable_dirs, *unreadable_files,
                     *locks), roots)
@@ -319,7 +326,17 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         links_before=tuple(dict.fromkeys(
             link for p in watch for link in links_on_the_way(p, link_roots))),
         kept_links=r.agent_links,
+        walk_cache=walk.name,
     )
+
+
+def _walk_cache(home: str, writable: tuple[str, ...]) -> walkcache.Cache:
+    """The walk cache in the protected `~/.cache/swifty-sandbox/walk`, unless a command
+    could write there (a writable root holds it: then records live for this run only)."""
+    directory = _real(walkcache.cache_dir(home))
+    inside = any(is_within(directory, root) or is_within(directory, _real(root))
+                 for root in writable)
+    return walkcache.Cache(None if inside else directory)
 
 
 @dataclass(frozen=True, slots=True)
@@ -384,8 +401,8 @@ def _writable(policy: Policy, mode: Mode, write_patterns: list[PathPattern],
 
 
 def _expand(policy: Policy, write_patterns: list[PathPattern], secrets: list[PathPattern],
-            searched: tuple[str, ...], roots: tuple[str, ...], marked: list[str]
-            ) -> dict[str, Expansion]:
+            searched: tuple[str, ...], roots: tuple[str, ...], marked: list[str],
+            walk: walkcache.Cache) -> dict[str, Expansion]:
     """The read-only and hidden patterns → existing paths, in one walk (`marked`: the
     markers found on the way); a walk that cannot be complete refuses the run."""
     project = str(policy.project)
@@ -393,7 +410,7 @@ def _expand(policy: Policy, write_patterns: list[PathPattern], secrets: list[Pat
         return expand({"read-only": [*policy.protected, *write_patterns],
                        "hidden": secrets},
                       tuple(dict.fromkeys((project, *searched))), follow=("hidden",),
-                      markers=MARKERS, marked=marked, strict=roots)
+                      markers=MARKERS, marked=marked, strict=roots, cache=walk)
     except ExpansionTooLarge as e:
         raise SetupError(t("setup.too_large", path=e.path, limit=e.limit)) from e
     except Unsearchable as e:

@@ -21,6 +21,7 @@ writable roots whose globs all lack `**` is walked only as deep as they reach
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
@@ -29,6 +30,8 @@ from dataclasses import dataclass, field
 
 from swifty_sandbox.policy.paths import is_within
 from swifty_sandbox.policy.rules import PathPattern, fixed_prefix
+
+from .walkcache import Cache, Record
 
 FOLLOW_BUDGET = 200_000  # entries visited below followed symlinks
 _MISSING = (errno.ENOENT, errno.ENOTDIR)
@@ -75,11 +78,12 @@ def _exists(path: str, strict: tuple[str, ...]) -> bool:
 
 def expand(groups: Mapping[str, Sequence[PathPattern]], roots: Iterable[str], *,
            follow: Sequence[str] = (), markers: Iterable[str] = (),
-           marked: list[str] | None = None, strict: Sequence[str] = ()
-           ) -> dict[str, Expansion]:
+           marked: list[str] | None = None, strict: Sequence[str] = (),
+           cache: Cache | None = None) -> dict[str, Expansion]:
     """Existing paths each group of patterns names, in one walk of the trees involved;
     basename globs are looked for in `roots`. Paths of entries named in `markers` are
-    appended to `marked`."""
+    appended to `marked`. With a `cache`, a directory unchanged since the last walk with
+    the same arguments is not listed again (sandbox/spec/walkcache.py)."""
     roots = tuple(roots)
     strict = tuple(strict)
     literal: dict[str, dict[str, None]] = {g: {} for g in groups}
@@ -117,7 +121,13 @@ def expand(groups: Mapping[str, Sequence[PathPattern]], roots: Iterable[str], *,
     for prefix, members in anchored.items():
         trees.setdefault(prefix, []).extend(members)
     walk = _Walk(frozenset(follow), frozenset(markers),
-                 marked if marked is not None else [], strict)
+                 marked if marked is not None else [], strict, cache=cache)
+    if cache is not None:
+        cache.markers = walk.markers
+        # Everything a record depends on: the trees, each group's patterns, what is
+        # followed and marked (and who walks: another user sees other directories).
+        cache.load(repr((sorted((g, [p.anchored for p in ps]) for g, ps in groups.items()),
+                         roots, sorted(follow), sorted(walk.markers), os.geteuid())))
     for root in _outermost(trees):
         inner = [m for r, members in trees.items() if is_within(r, root) for m in members]
         named = names if any(is_within(root, r) or is_within(r, root) for r in roots) else {}
@@ -126,6 +136,8 @@ def expand(groups: Mapping[str, Sequence[PathPattern]], roots: Iterable[str], *,
             is_within(root, r) or is_within(r, root) for r in walk.strict)
         walk.run(root, named, inner, found,
                  max(d for d in depths if d is not None) if bounded and depths else None)
+    if cache is not None:
+        cache.finish()
     return {g: Expansion(tuple(literal[g]), tuple(p for p in found[g] if p not in literal[g]))
             for g in groups}
 
@@ -156,6 +168,10 @@ def _depth(anchored: str, root: str) -> int | None:
     return len(parts) - len(root.strip("/").split("/"))
 
 
+Listing = tuple[Sequence[str], Sequence[tuple[str, tuple[str, ...]]],
+                Sequence[tuple[str, bool, tuple[str, ...], str]]]
+
+
 @dataclass(slots=True)
 class _Walk:
     follow: frozenset[str]
@@ -163,6 +179,7 @@ class _Walk:
     marked: list[str]
     strict: tuple[str, ...]
     budget: int = FOLLOW_BUDGET
+    cache: Cache | None = None
 
     def run(self, root: str, names: Mapping[str, re.Pattern[str]],
             paths: list[tuple[str, PathPattern]], found: dict[str, dict[str, None]],
@@ -172,57 +189,105 @@ class _Walk:
         # depth of its entries below `root`: past `limit` no glob can match)
         stack: list[tuple[str, frozenset[str], bool, int]] = [(root, groups, False, 1)]
         seen: set[str] = set()  # real directories already walked through a link
+        # A bounded walk (outside the writable roots, a few levels) is cheap: not kept.
+        cache = self.cache if limit is None else None
+        while stack:
+            directory, active, linked, depth = stack.pop()
+            listing = self._listing(directory, active, linked, names, paths,
+                                    None if linked else cache)
+            if listing is None:
+                continue
+            markers, matches, children = listing
+            prefix = directory if directory.endswith("/") else directory + "/"
+            for name in markers:
+                self.marked.append(prefix + name)
+            for name, matched in matches:
+                path = prefix + name
+                for group in matched:
+                    found[group][path] = None
+            if limit is not None and depth >= limit:
+                continue
+            for name, is_link, below, _text in children:
+                if not below:
+                    continue  # mounted whole (read-only or hidden): nothing to plant
+                path = prefix + name
+                if not is_link:
+                    stack.append((path, frozenset(below), linked, depth + 1))
+                    continue
+                try:
+                    if self.follow and os.path.isdir(path):
+                        # A target inside this tree is walked as itself anyway (the
+                        # hidden mount is at the real path): pnpm's links cost nothing.
+                        real = os.path.realpath(path)
+                        if real not in seen and not is_within(real, root):
+                            seen.add(real)
+                            stack.append((path, frozenset(below) & self.follow, True,
+                                          depth + 1))
+                except OSError:
+                    continue
+
+    def _listing(self, directory: str, active: frozenset[str], linked: bool,
+                 names: Mapping[str, re.Pattern[str]],
+                 paths: list[tuple[str, PathPattern]], cache: Cache | None
+                 ) -> Listing | None:
+        """What the walk needs of one directory: its markers, its entries each group
+        matches, its subdirectories and links with the groups still looked for below
+        them. From the cache where a `lstat` shows the directory unchanged; else
+        listed (and kept); None when it cannot be listed (vanished, or outside what a
+        command can change)."""
+        key = tuple(sorted(active))
+        if cache is not None:
+            record = cache.get(directory, key)
+            if record is not None:
+                return record[5], record[6], record[7]
+        before = cache.before_listing(directory) if cache is not None else None
+        try:
+            entries = os.scandir(directory)
+        except OSError as e:
+            if e.errno not in _MISSING and not linked and any(
+                    is_within(directory, r) for r in self.strict):
+                raise Unsearchable(directory, e) from e
+            return None
         # Below a match nothing is visited, so a glob can only match an entry whose path
         # ends with the glob's literal tail: one C-level endswith() rules most out.
         tails = tuple(p.tail for _, p in paths if p.tail is not None)
         untailed = [(g, p) for g, p in paths if p.tail is None]
-        markers = self.markers
-        while stack:
-            directory, active, linked, depth = stack.pop()
-            try:
-                entries = os.scandir(directory)
-            except OSError as e:
-                if e.errno not in _MISSING and not linked and any(
-                        is_within(directory, r) for r in self.strict):
-                    raise Unsearchable(directory, e) from e
-                continue  # vanished, or outside what a command can change
-            with entries:
-                for entry in entries:
-                    if linked:
-                        self.budget -= 1
-                        if self.budget < 0:
-                            raise ExpansionTooLarge(directory, FOLLOW_BUDGET)
-                    name = entry.name
-                    if name in markers and not linked:
-                        self.marked.append(entry.path)
-                    matched: set[str] = set()
-                    for group, regex in names.items():
-                        if group in active and regex.match(name):
-                            matched.add(group)
-                    path = entry.path
-                    candidates = paths if tails and path.endswith(tails) else untailed
-                    for group, pattern in candidates:
-                        if group in active and pattern.matches(path):
-                            matched.add(group)
-                    for group in matched:
-                        found[group][path] = None
-                    below = active - matched  # a matching directory covers the rest
-                    if not below:
-                        continue  # mounted whole (read-only or hidden): nothing to plant
-                    if limit is not None and depth >= limit:
-                        continue
-                    try:
-                        if entry.is_dir(follow_symlinks=False):
-                            stack.append((path, below, linked, depth + 1))
-                        elif self.follow and entry.is_symlink() and entry.is_dir():
-                            # A target inside this tree is walked as itself anyway (the
-                            # hidden mount is at the real path): pnpm's links cost nothing.
-                            real = os.path.realpath(path)
-                            if real not in seen and not is_within(real, root):
-                                seen.add(real)
-                                stack.append((path, below & self.follow, True, depth + 1))
-                    except OSError:
-                        continue
+        markers: list[str] = []
+        matches: list[tuple[str, tuple[str, ...]]] = []
+        children: list[tuple[str, bool, tuple[str, ...], str]] = []
+        marker_names = self.markers
+        with entries:
+            for entry in entries:
+                if linked:
+                    self.budget -= 1
+                    if self.budget < 0:
+                        raise ExpansionTooLarge(directory, FOLLOW_BUDGET)
+                name = entry.name
+                if name in marker_names and not linked:
+                    markers.append(name)
+                matched: set[str] = set()
+                for group, regex in names.items():
+                    if group in active and regex.match(name):
+                        matched.add(group)
+                path = entry.path
+                candidates = paths if tails and path.endswith(tails) else untailed
+                for group, pattern in candidates:
+                    if group in active and pattern.matches(path):
+                        matched.add(group)
+                if matched:
+                    matches.append((name, tuple(sorted(matched))))
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        children.append((name, False, tuple(sorted(active - matched)), ""))
+                    elif entry.is_symlink():
+                        # The text only for the record (the after-run check reads it).
+                        children.append((name, True, tuple(sorted(active - matched)),
+                                         os.readlink(path) if cache is not None else ""))
+                except OSError:
+                    continue
+        if cache is not None:
+            cache.put(directory, before, key, markers, matches, children)
+        return markers, matches, children
 
 
 @dataclass(slots=True)
@@ -233,16 +298,25 @@ class Found:
 
 
 def find_named(roots: Iterable[str], names: frozenset[str],
-               skip: frozenset[str] = frozenset(), *, links_into: str | None = None
-               ) -> Found:
+               skip: frozenset[str] = frozenset(), *, links_into: str | None = None,
+               cache: Cache | None = None) -> Found:
     """Every entry named one of `names` in the trees (symlinks not followed), not
     looking below the directories in `skip`; and every symlink that leads into
     `links_into` (the link's text names `swifty-sandbox`, then its target is resolved:
-    no other path reaches that directory)."""
+    no other path reaches that directory). A directory whose record in `cache` (the
+    walk before, marking the same names) still holds is not listed again."""
     out = Found()
     stack = list(roots)
+    if cache is not None and cache.markers != names:
+        cache = None
+    if cache is not None:
+        cache.validate()  # again: this is after the command
     while stack:
         directory = stack.pop()
+        record = cache.get(directory, None) if cache is not None else None
+        if record is not None:
+            _replay(directory, record, skip, links_into, out, stack)
+            continue
         try:
             entries = os.scandir(directory)
         except OSError as e:
@@ -268,3 +342,19 @@ def find_named(roots: Iterable[str], names: frozenset[str],
                 except OSError:
                     continue
     return out
+
+
+def _replay(directory: str, record: Record, skip: frozenset[str], links_into: str | None,
+            out: Found, stack: list[str]) -> None:
+    """`find_named` on one directory from its record (as the listing would do)."""
+    prefix = directory if directory.endswith("/") else directory + "/"
+    out.named.extend(prefix + name for name in record[5])
+    for name, is_link, _below, text in record[7]:
+        path = prefix + name
+        if not is_link:
+            if path not in skip:
+                stack.append(path if name != ".git" else path + "/modules")
+        elif links_into is not None and "swifty-sandbox" in text:
+            with contextlib.suppress(OSError):
+                if is_within(os.path.realpath(path), links_into):
+                    out.links.append(path)

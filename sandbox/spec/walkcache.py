@@ -1,0 +1,324 @@
+"""The walk cache: what the walk of a writable tree found in each directory, kept
+between runs and trusted only where one `lstat` shows the directory unchanged.
+
+A directory's entries change only by adding, removing or renaming one of them, and
+each of those sets the directory's mtime and ctime; a chmod sets its ctime. So a
+directory whose (dev, inode, mtime, ctime) are what they were when it was listed
+still has the entries it had: its record (the markers, the glob matches and the
+subdirectories and links of that listing) stands for a `scandir` and a regex per
+entry. Everything else is listed again: a directory with no record, another inode or
+device (a directory replaced, a subtree renamed in, a mount), other times, or one
+whose lstat fails. Records are by path, so a renamed subtree is walked again where
+it now is (what a glob matches depends on the path). What follows from that:
+
+- ctime is the witness. A command can set a directory's mtime back (`touch -d`) but
+  not its ctime, which every change, the `utimensat` included, sets to now.
+- Racy listings are not kept: a directory whose mtime or ctime is within `RACY_NS` of
+  the moment it was listed (or after it) could change again within the same
+  timestamp tick, unseen; it is listed again next time, until it is older.
+- Only local file systems whose timestamps are set by this kernel (`TRUSTED_FS`,
+  from /proc/self/mountinfo, by device): a directory on NFS, FUSE or 9p is always
+  listed.
+- Links are never followed from a record: a symlink's text cannot change without
+  its directory changing, but where it leads can, so the walk looks at it again.
+- Where: `~/.cache/swifty-sandbox/walk/`, a protected path (read-only in every
+  sandbox, and hidden there too: the records name files inside hidden directories).
+  Nothing a command can write is read: the directory must be ours and 0700, a file
+  ours, 0600, single-linked, regular, at most `MAX_BYTES`, and authenticated with a
+  keyed BLAKE2b (its key, 0600, beside it) over the whole content, format and the
+  walk's parameters included. Garbage, a truncated or forged file, another owner or
+  mode: a cold cache, never an error and never a skipped directory. When the cache
+  directory lies inside one of the run's writable roots it is neither read nor
+  written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import marshal
+import os
+import stat
+import time
+from typing import Any
+
+WALK_HOME = ".cache/swifty-sandbox/walk"
+FORMAT = 1
+MAGIC = b"swifty-walk\n"
+MAX_BYTES = 256 << 20  # ~250 bytes a directory: far beyond a 1M-file tree's 60k
+MAX_FILES = 32  # cache files kept (one per project and policy); the oldest go first
+RACY_NS = 2_000_000_000  # FAT's 2 s; ext4 and tmpfs tick in milliseconds at most
+TRUSTED_FS = frozenset(("ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "f2fs", "zfs",
+                        "overlay", "jfs", "reiserfs", "bcachefs"))
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_KEY = "key"
+
+# A record: (dev, ino, mtime_ns, ctime_ns, active groups, markers, matches, children)
+# - matches: ((name, groups matched), ...) in listing order
+# - children: ((name, is_link, groups still looked for below, link text), ...): every
+#   subdirectory and symlink, in listing order (the after-run walk goes below all).
+Record = tuple[int, int, int, int, tuple[str, ...], tuple[str, ...],
+               tuple[tuple[str, tuple[str, ...]], ...],
+               tuple[tuple[str, bool, tuple[str, ...], str], ...]]
+
+
+def trusted_devices() -> frozenset[int]:
+    """The devices of this machine's mounts whose file system keeps its own times."""
+    devices = set()
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                fields = line.split()
+                try:
+                    fstype = fields[fields.index("-") + 1]
+                    major, minor = fields[2].split(":")
+                except (ValueError, IndexError):
+                    continue
+                if fstype in TRUSTED_FS:
+                    devices.add(os.makedev(int(major), int(minor)))
+    except OSError:
+        return frozenset()
+    return frozenset(devices)
+
+
+class Cache:
+    """One walk's records: those read (trusted per directory by `get`) and those made
+    this time (`put`), written back by `save` when they differ."""
+
+    def __init__(self, directory: str | None) -> None:
+        self.directory = directory  # None: nothing read or written (a writable root)
+        self.records: dict[str, Record] = {}
+        self.fresh: dict[str, Record] = {}
+        self.valid: set[str] = set()  # paths whose record `validate` found true
+        self.devices = trusted_devices()
+        self.name = ""
+        self.markers: frozenset[str] = frozenset()  # the names the walk marked
+        self._key = b""
+        self._params = ""
+        self.changed = False
+
+    # -- reading ----------------------------------------------------------------------
+
+    def load(self, params: str) -> None:
+        """The records of the walk with these parameters (a cold cache when there are
+        none to trust)."""
+        self._params = params
+        self.name = hashlib.blake2b(params.encode(), digest_size=16).hexdigest()
+        self.records = {}
+        if self.directory is None:
+            return
+        with contextlib.suppress(OSError, ValueError, EOFError, TypeError):
+            fd = _open_own_dir(self.directory, create=False)
+            try:
+                self._key = _key(fd, create=False)
+                data = _read_own(fd, self.name)
+            finally:
+                os.close(fd)
+            self.records = self._verified(data)
+        self.validate()
+
+    def _verified(self, data: bytes) -> dict[str, Record]:
+        head = len(MAGIC) + 32
+        if len(data) < head or not data.startswith(MAGIC) or len(self._key) != 32:
+            return {}
+        mac, body = data[len(MAGIC):head], data[head:]
+        if not hmac.compare_digest(mac, self._mac(body)):
+            return {}
+        content: Any = marshal.loads(body)
+        if not (isinstance(content, tuple) and len(content) == 3 and content[0] == FORMAT
+                and content[1] == self._params and isinstance(content[2], dict)):
+            return {}
+        return content[2]
+
+    def _mac(self, body: bytes) -> bytes:
+        return hashlib.blake2b(body, key=self._key, digest_size=32,
+                               person=b"swifty-walk").digest()
+
+    def validate(self) -> None:
+        """One `lstat` per record: the directories still as they were listed (the same
+        device, inode, mtime and ctime). Done in one tight pass before each walk that
+        uses the records (the after-run check's again, after the command)."""
+        valid: set[str] = set()
+        lstat, devices, is_dir = os.lstat, self.devices, stat.S_ISDIR
+        try:
+            for path, record in self.records.items():
+                try:
+                    info = lstat(path)
+                except OSError:
+                    continue
+                if (info.st_ctime_ns == record[3] and info.st_mtime_ns == record[2]
+                        and info.st_ino == record[1] and info.st_dev == record[0]
+                        and info.st_dev in devices and is_dir(info.st_mode)):
+                    valid.add(path)
+        except (TypeError, IndexError, ValueError):
+            valid = set()  # not our shape after all: all cold
+        self.valid = valid
+
+    def get(self, path: str, active: tuple[str, ...] | None) -> Record | None:
+        """The record of `path` when `validate` found the directory as it was listed
+        (and it was listed looking for `active`, unless None); else None: list it."""
+        if path not in self.valid:
+            return None
+        record = self.records[path]
+        if active is not None and record[4] != active:
+            return None
+        self.fresh[path] = record  # kept: seen valid this time
+        return record
+
+    # -- writing ----------------------------------------------------------------------
+
+    def before_listing(self, path: str) -> tuple[os.stat_result, int] | None:
+        """The directory's identity, taken before it is listed (a change after this
+        changes its ctime, so the record cannot outlive it), and when."""
+        now = time.time_ns()
+        try:
+            info = os.lstat(path)
+        except OSError:
+            return None
+        return info, now
+
+    def put(self, path: str, seen: tuple[os.stat_result, int] | None, active: tuple[str, ...],
+            markers: list[str], matches: list[tuple[str, tuple[str, ...]]],
+            children: list[tuple[str, bool, tuple[str, ...], str]]) -> None:
+        """Keep the listing of `path` unless it cannot be trusted next time."""
+        if seen is None:
+            return
+        info, listed = seen
+        if (not stat.S_ISDIR(info.st_mode) or info.st_dev not in self.devices
+                or max(info.st_mtime_ns, info.st_ctime_ns) > listed - RACY_NS):
+            self.changed = True  # an older record of it, if any, is dropped
+            return
+        self.fresh[path] = (info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns,
+                            active, tuple(markers), tuple(matches), tuple(children))
+        self.changed = True
+
+    def finish(self) -> None:
+        """The walk is over: its records are what the after-run check trusts (each
+        checked again), written back (atomically) when they changed."""
+        unchanged = not self.changed and len(self.fresh) == len(self.records)
+        self.records, self.fresh = self.fresh, {}
+        if self.directory is not None and self.name and not unchanged:
+            self._save(self.records)
+        remember(self)
+
+    def _save(self, records: dict[str, Record]) -> None:
+        assert self.directory is not None
+        body = marshal.dumps((FORMAT, self._params, records))
+        with contextlib.suppress(OSError, ValueError):
+            fd = _open_own_dir(self.directory, create=True)
+            try:
+                self._key = _key(fd, create=True)
+                data = MAGIC + self._mac(body) + body
+                if len(data) > MAX_BYTES:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(self.name, dir_fd=fd)
+                    return
+                _write_own(fd, self.name, data)
+                _prune(fd)
+            finally:
+                os.close(fd)
+
+
+def _open_own_dir(path: str, *, create: bool) -> int:
+    """The cache directory, ours and 0700, opened without following a link at its
+    last component (its parent, the protected `~/.cache/swifty-sandbox`, resolved)."""
+    parent, name = os.path.split(path)
+    if create:
+        os.makedirs(parent, exist_ok=True)
+    parent_fd = os.open(os.path.realpath(parent), _DIR)
+    try:
+        if create:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(name, 0o700, dir_fd=parent_fd)
+        fd = os.open(name, _DIR, dir_fd=parent_fd)
+    finally:
+        os.close(parent_fd)
+    info = os.fstat(fd)
+    if info.st_uid != os.geteuid() or stat.S_IMODE(info.st_mode) & 0o077:
+        os.close(fd)
+        raise ValueError(f"{path}: not ours alone")
+    return fd
+
+
+def _read_own(dir_fd: int, name: str) -> bytes:
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                 dir_fd=dir_fd)
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if (not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid()
+                or stat.S_IMODE(info.st_mode) & 0o077 or info.st_nlink != 1
+                or info.st_size > MAX_BYTES):
+            raise ValueError(f"{name}: not a file of ours alone")
+        return f.read(MAX_BYTES + 1)
+
+
+def _key(dir_fd: int, *, create: bool) -> bytes:
+    try:
+        key = _read_own(dir_fd, _KEY)
+    except FileNotFoundError:
+        if not create:
+            raise
+        key = b""
+    if len(key) == 32:
+        return key
+    if not create:
+        raise ValueError("walk cache key: bad size")
+    key = os.urandom(32)
+    _write_own(dir_fd, _KEY, key)
+    return key
+
+
+def _write_own(dir_fd: int, name: str, data: bytes) -> None:
+    """`data` as `name`, 0600, renamed into place (a reader sees all or nothing)."""
+    temporary = f".tmp-{os.getpid()}-{time.time_ns()}"
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                 | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.rename(temporary, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary, dir_fd=dir_fd)
+        raise
+
+
+def _prune(dir_fd: int) -> None:
+    """At most `MAX_FILES` cache files: the least recently written go."""
+    names = [n for n in os.listdir(dir_fd) if n != _KEY]
+    if len(names) <= MAX_FILES:
+        return
+    aged = []
+    for name in names:
+        with contextlib.suppress(OSError):
+            aged.append((os.lstat(name, dir_fd=dir_fd).st_mtime_ns, name))
+    for _mtime, name in sorted(aged)[:len(aged) - MAX_FILES]:
+        with contextlib.suppress(OSError):
+            os.unlink(name, dir_fd=dir_fd)
+
+
+# The caches of this process's walks, by file name: the after-run check of a command
+# reuses the records the walk before it made (and checks each again).
+_RECENT: dict[str, Cache] = {}
+
+
+def remember(cache: Cache) -> None:
+    """Keep `cache` for the after-run check (a few: `serve` runs commands at once)."""
+    _RECENT[cache.name] = cache
+    while len(_RECENT) > 8:
+        del _RECENT[next(iter(_RECENT))]
+
+
+def recall(name: str) -> Cache | None:
+    """The cache of the walk named `name`, made by this process: records that each
+    still need `get`'s check."""
+    return _RECENT.get(name)
+
+
+def cache_dir(home: str) -> str:
+    return os.path.join(home, WALK_HOME)
+
+
+__all__ = ["FORMAT", "MAX_BYTES", "RACY_NS", "WALK_HOME", "Cache", "Record", "cache_dir",
+           "recall", "remember", "trusted_devices"]
