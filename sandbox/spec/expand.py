@@ -180,6 +180,7 @@ class _Walk:
     strict: tuple[str, ...]
     budget: int = FOLLOW_BUDGET
     cache: Cache | None = None
+    keys: dict[frozenset[str], tuple[str, ...]] = field(default_factory=dict)
 
     def run(self, root: str, names: Mapping[str, re.Pattern[str]],
             paths: list[tuple[str, PathPattern]], found: dict[str, dict[str, None]],
@@ -226,6 +227,13 @@ class _Walk:
                 except OSError:
                     continue
 
+    def _key(self, groups: frozenset[str]) -> tuple[str, ...]:
+        """One tuple per set of groups: the records share it (smaller, faster to load)."""
+        key = self.keys.get(groups)
+        if key is None:
+            key = self.keys[groups] = tuple(sorted(groups))
+        return key
+
     def _listing(self, directory: str, active: frozenset[str], linked: bool,
                  names: Mapping[str, re.Pattern[str]],
                  paths: list[tuple[str, PathPattern]], cache: Cache | None
@@ -235,7 +243,7 @@ class _Walk:
         them. From the cache where a `lstat` shows the directory unchanged; else
         listed (and kept); None when it cannot be listed (vanished, or outside what a
         command can change)."""
-        key = tuple(sorted(active))
+        key = self._key(active)
         if cache is not None:
             record = cache.get(directory, key)
             if record is not None:
@@ -278,10 +286,12 @@ class _Walk:
                     matches.append((name, tuple(sorted(matched))))
                 try:
                     if entry.is_dir(follow_symlinks=False):
-                        children.append((name, False, tuple(sorted(active - matched)), ""))
+                        children.append((name, False,
+                                         self._key(active - matched) if matched else key, ""))
                     elif entry.is_symlink():
                         # The text only for the record (the after-run check reads it).
-                        children.append((name, True, tuple(sorted(active - matched)),
+                        children.append((name, True,
+                                         self._key(active - matched) if matched else key,
                                          os.readlink(path) if cache is not None else ""))
                 except OSError:
                     continue

@@ -48,6 +48,7 @@ FORMAT = 1
 MAGIC = b"swifty-walk\n"
 MAX_BYTES = 256 << 20  # ~250 bytes a directory: far beyond a 1M-file tree's 60k
 MAX_FILES = 32  # cache files kept (one per project and policy); the oldest go first
+PARALLEL_FROM = 2048  # records from which the check runs on two threads
 RACY_NS = 2_000_000_000  # FAT's 2 s; ext4 and tmpfs tick in milliseconds at most
 TRUSTED_FS = frozenset(("ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "f2fs", "zfs",
                         "overlay", "jfs", "reiserfs", "bcachefs"))
@@ -138,22 +139,25 @@ class Cache:
     def validate(self) -> None:
         """One `lstat` per record: the directories still as they were listed (the same
         device, inode, mtime and ctime). Done in one tight pass before each walk that
-        uses the records (the after-run check's again, after the command)."""
-        valid: set[str] = set()
-        lstat, devices, is_dir = os.lstat, self.devices, stat.S_ISDIR
-        try:
-            for path, record in self.records.items():
-                try:
-                    info = lstat(path)
-                except OSError:
-                    continue
-                if (info.st_ctime_ns == record[3] and info.st_mtime_ns == record[2]
-                        and info.st_ino == record[1] and info.st_dev == record[0]
-                        and info.st_dev in devices and is_dir(info.st_mode)):
-                    valid.add(path)
-        except (TypeError, IndexError, ValueError):
-            valid = set()  # not our shape after all: all cold
-        self.valid = valid
+        uses the records (the after-run check's again, after the command); on two
+        threads for a big tree where two CPUs are ours (`lstat` lets go of the GIL)."""
+        items = list(self.records.items())
+        if len(items) < PARALLEL_FROM or len(os.sched_getaffinity(0)) < 2:
+            self.valid = _valid(items, self.devices) or set()
+            return
+        import threading
+
+        half = len(items) // 2
+        other: list[set[str] | None] = [None]
+
+        def check() -> None:
+            other[0] = _valid(items[:half], self.devices)
+
+        worker = threading.Thread(target=check, name="swifty-walk-validate", daemon=True)
+        worker.start()
+        mine = _valid(items[half:], self.devices)
+        worker.join()
+        self.valid = mine | other[0] if mine is not None and other[0] is not None else set()
 
     def get(self, path: str, active: tuple[str, ...] | None) -> Record | None:
         """The record of `path` when `validate` found the directory as it was listed
@@ -218,6 +222,26 @@ class Cache:
                 _prune(fd)
             finally:
                 os.close(fd)
+
+
+def _valid(items: list[tuple[str, Record]], devices: frozenset[int]) -> set[str] | None:
+    """The paths whose directory is as its record says; None when a record is not of
+    our shape after all (then all of it is cold)."""
+    valid: set[str] = set()
+    lstat, is_dir = os.lstat, stat.S_ISDIR
+    try:
+        for path, record in items:
+            try:
+                info = lstat(path)
+            except OSError:
+                continue
+            if (info.st_ctime_ns == record[3] and info.st_mtime_ns == record[2]
+                    and info.st_ino == record[1] and info.st_dev == record[0]
+                    and info.st_dev in devices and is_dir(info.st_mode)):
+                valid.add(path)
+    except (TypeError, IndexError, ValueError):
+        return None
+    return valid
 
 
 def _open_own_dir(path: str, *, create: bool) -> int:
