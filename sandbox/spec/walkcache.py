@@ -46,7 +46,7 @@ from typing import Any
 WALK_HOME = ".cache/swifty-sandbox/walk"
 FORMAT = 1
 MAGIC = b"swifty-walk\n"
-MAX_BYTES = 256 << 20  # ~250 bytes a directory: far beyond a 1M-file tree's 60k
+MAX_BYTES = 64 << 20  # ~100 bytes a directory: room for 600k of them
 MAX_FILES = 32  # cache files kept (one per project and policy); the oldest go first
 PARALLEL_FROM = 2048  # records from which the check runs on two threads
 RACY_NS = 2_000_000_000  # FAT's 2 s; ext4 and tmpfs tick in milliseconds at most
@@ -274,7 +274,8 @@ def _read_own(dir_fd: int, name: str) -> bytes:
                 or stat.S_IMODE(info.st_mode) & 0o077 or info.st_nlink != 1
                 or info.st_size > MAX_BYTES):
             raise ValueError(f"{name}: not a file of ours alone")
-        return f.read(MAX_BYTES + 1)
+        # Its size, not the bound: read(n) allocates n bytes before it reads.
+        return f.read(info.st_size)
 
 
 def _key(dir_fd: int, *, create: bool) -> bytes:

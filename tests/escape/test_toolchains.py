@@ -20,6 +20,7 @@ from swifty_sandbox import Sandbox
 from swifty_sandbox.policy.paths import is_within
 from swifty_sandbox.sandbox import EXIT_SETUP
 from swifty_sandbox.sandbox.agents import RunResult
+from swifty_sandbox.sandbox.spec import walkcache
 
 Runner = Callable[..., RunResult]
 REAL_HOME = Path(os.path.expanduser("~"))  # read at import, before a test moves HOME
@@ -28,6 +29,10 @@ REAL_HOME = Path(os.path.expanduser("~"))  # read at import, before a test moves
 def ok(result: RunResult) -> RunResult:
     assert result.exit_code == 0, result
     return result
+
+
+def walk_cache(home: Path) -> str:
+    return str(home / walkcache.WALK_HOME)
 
 
 def listing(home: Path, skip: tuple[str, ...]) -> dict[str, tuple[int, int, int]]:
@@ -59,7 +64,9 @@ class Confined:
         assert spec.toolchain_dir is not None and spec.temp_dir is not None
         self.cache = Path(spec.toolchain_dir)
         ok(confined("true"))  # swifty's own state (outside the sandbox) exists now
-        self.skip = (str(project), str(self.cache), spec.temp_dir)
+        # The walk cache is swifty's own, written on the host around each run (read-only
+        # and hidden inside): it changes as the project does.
+        self.skip = (str(project), str(self.cache), spec.temp_dir, walk_cache(home))
         self.before = listing(home, self.skip)
 
     def home_untouched(self) -> None:

@@ -18,7 +18,7 @@ from swifty_sandbox.sandbox import EXIT_SETUP
 from swifty_sandbox.sandbox.agents import RunResult
 
 from ..listener import reachable
-from .test_toolchains import REAL_HOME, _cargo, listing
+from .test_toolchains import REAL_HOME, _cargo, listing, walk_cache
 
 
 def _run_with(preset: str, project: Path, home: Path, command: str) -> RunResult:
@@ -28,7 +28,7 @@ def _run_with(preset: str, project: Path, home: Path, command: str) -> RunResult
     spec = box.spec()
     assert spec.toolchain_dir is not None and spec.temp_dir is not None
     assert box.run(["true"]).exit_code == 0  # swifty's own state exists now
-    skip = (str(project), spec.toolchain_dir, spec.temp_dir)
+    skip = (str(project), spec.toolchain_dir, spec.temp_dir, walk_cache(home))
     before = listing(home, skip)
     result = box.run(["bash", "-c", command], timeout=600)
     assert result.exit_code != EXIT_SETUP, result
