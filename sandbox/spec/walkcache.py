@@ -62,6 +62,7 @@ _KEY = "key"
 Record = tuple[int, int, int, int, tuple[str, ...], tuple[str, ...],
                tuple[tuple[str, tuple[str, ...]], ...],
                tuple[tuple[str, bool, tuple[str, ...], str], ...]]
+FileId = tuple[int, int, int, int, int]  # a cache file's dev, inode, size, mtime, ctime
 
 
 def trusted_devices() -> frozenset[int]:
@@ -94,6 +95,7 @@ class Cache:
         self.valid: set[str] = set()  # paths whose record `validate` found true
         self.devices = trusted_devices()
         self.name = ""
+        self.file: FileId | None = None  # the cache file as read or written
         self.markers: frozenset[str] = frozenset()  # the names the walk marked
         self._key = b""
         self._params = ""
@@ -107,17 +109,30 @@ class Cache:
         self._params = params
         self.name = hashlib.blake2b(params.encode(), digest_size=16).hexdigest()
         self.records = {}
+        recent = _RECENT.get(self.name)
         if self.directory is None:
-            return
+            if recent is not None:  # nothing on disk: this process's own records only
+                self.records = recent.records
+        else:
+            self._read(recent)
+        self.validate()
+
+    def _read(self, recent: Cache | None) -> None:
+        """The file's records; this process's own last ones (`serve`, MCP: its memory
+        is ours) while the file is still the one it wrote or read."""
+        assert self.directory is not None
         with contextlib.suppress(OSError, ValueError, EOFError, TypeError):
             fd = _open_own_dir(self.directory, create=False)
             try:
                 self._key = _key(fd, create=False)
-                data = _read_own(fd, self.name)
+                if recent is not None and recent.file and recent.file == _identity(
+                        fd, self.name):
+                    self.records, self.file = recent.records, recent.file
+                    return
+                data, self.file = _read_own(fd, self.name)
             finally:
                 os.close(fd)
             self.records = self._verified(data)
-        self.validate()
 
     def _verified(self, data: bytes) -> dict[str, Record]:
         head = len(MAGIC) + 32
@@ -191,7 +206,9 @@ class Cache:
         info, listed = seen
         if (not stat.S_ISDIR(info.st_mode) or info.st_dev not in self.devices
                 or max(info.st_mtime_ns, info.st_ctime_ns) > listed - RACY_NS):
-            self.changed = True  # an older record of it, if any, is dropped
+            # Not kept. An older record of it stays in the file until the next write
+            # (it no longer matches the directory): a few racy directories, as bwrap's
+            # mount points that each run makes and removes, do not rewrite the file.
             return
         self.fresh[path] = (info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns,
                             active, tuple(markers), tuple(matches), tuple(children))
@@ -200,9 +217,8 @@ class Cache:
     def finish(self) -> None:
         """The walk is over: its records are what the after-run check trusts (each
         checked again), written back (atomically) when they changed."""
-        unchanged = not self.changed and len(self.fresh) == len(self.records)
         self.records, self.fresh = self.fresh, {}
-        if self.directory is not None and self.name and not unchanged:
+        if self.directory is not None and self.name and self.changed:
             self._save(self.records)
         remember(self)
 
@@ -219,6 +235,7 @@ class Cache:
                         os.unlink(self.name, dir_fd=fd)
                     return
                 _write_own(fd, self.name, data)
+                self.file = _identity(fd, self.name)
                 _prune(fd)
             finally:
                 os.close(fd)
@@ -265,7 +282,13 @@ def _open_own_dir(path: str, *, create: bool) -> int:
     return fd
 
 
-def _read_own(dir_fd: int, name: str) -> bytes:
+def _identity(dir_fd: int, name: str) -> FileId:
+    info = os.lstat(name, dir_fd=dir_fd)
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def _read_own(dir_fd: int, name: str) -> tuple[bytes, FileId]:
+    """A file of ours alone, whole, and its identity."""
     fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
                  dir_fd=dir_fd)
     with os.fdopen(fd, "rb") as f:
@@ -275,12 +298,14 @@ def _read_own(dir_fd: int, name: str) -> bytes:
                 or info.st_size > MAX_BYTES):
             raise ValueError(f"{name}: not a file of ours alone")
         # Its size, not the bound: read(n) allocates n bytes before it reads.
-        return f.read(info.st_size)
+        data = f.read(info.st_size)
+        return data, (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns,
+                      info.st_ctime_ns)
 
 
 def _key(dir_fd: int, *, create: bool) -> bytes:
     try:
-        key = _read_own(dir_fd, _KEY)
+        key = _read_own(dir_fd, _KEY)[0]
     except FileNotFoundError:
         if not create:
             raise
