@@ -157,7 +157,8 @@ class Cache:
         uses the records (the after-run check's again, after the command); on two
         threads for a big tree where two CPUs are ours (`lstat` lets go of the GIL)."""
         items = list(self.records.items())
-        if len(items) < PARALLEL_FROM or len(os.sched_getaffinity(0)) < 2:
+        if len(items) < PARALLEL_FROM or not hasattr(os, "sched_getaffinity") or len(
+                os.sched_getaffinity(0)) < 2:
             self.valid = _valid(items, self.devices) or set()
             return
         import threading
