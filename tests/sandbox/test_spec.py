@@ -46,9 +46,7 @@ def test_default_spec(project: Path, home: Path) -> None:
                                    ".claude/commands", ".codex/config.toml", ".codex/hooks.json",
                                    ".gemini/settings.json", ".cursor/hooks.json",
                                    ".cursor/mcp.json"))}
-    # The walk cache (its records name files in hidden directories; its key) too.
-    walk = home / ".cache" / "swifty-sandbox" / "walk"
-    assert under(spec.unreadable_dirs, home) == (str(home / ".ssh"), str(temp), str(walk))
+    assert under(spec.unreadable_dirs, home) == (str(home / ".ssh"), str(temp))
     assert under(spec.unreadable_files, home) == (str(home / ".netrc"),)
     assert spec.read_roots is None and not spec.nested_namespaces
 

@@ -253,11 +253,13 @@ def test_no_cache_file_where_a_command_could_write_it(project: Path, home: Path)
     assert cache is not None and cache.directory is None
 
 
-def test_the_cache_is_ours_alone(project: Path, home: Path) -> None:
+def test_the_cache_is_ours_alone_and_hidden_inside(project: Path, home: Path) -> None:
+    """Its records name files inside hidden directories, and its key must stay ours."""
     _tree(project)
     _aged()
     _spec(project, home)
     walk = _walk_dir(home)
+    assert str(walk) in _spec(project, home).unreadable_dirs
     assert walk.stat().st_mode & 0o777 == 0o700
     for entry in walk.iterdir():
         info = entry.lstat()
