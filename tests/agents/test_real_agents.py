@@ -22,7 +22,8 @@ from swifty_sandbox.sandbox.agents.hooks import confined_command
 from .conftest import Agent, Run, new_agent, program
 from .model_server import Call, Model
 
-pytestmark = [pytest.mark.bwrap, pytest.mark.agents]
+# One group: its sessions are one fixture, started together (`sessions`).
+pytestmark = [pytest.mark.bwrap, pytest.mark.agents, pytest.mark.xdist_group("agents")]
 
 AGENTS = ["claude-code", "codex", "gemini"]
 MakeAgent = Callable[[str], Agent]
@@ -180,11 +181,14 @@ def sessions(request: pytest.FixtureRequest, module_temp: Path) -> Iterator[Sess
     on its agent and the model (a second or so per tool call, little CPU), so one after
     another they took the sum of their times (about 50 s, two minutes under load), and
     together that of the slowest. A test gets its own session's result (or its skip).
-    Under pytest-xdist, whose workers each see every test but run only some, a session
-    starts when its test asks (all at once would start them on every worker)."""
+    The module is one `xdist_group`: under `--dist loadgroup` (scripts/test) one worker
+    runs all its tests; under another pytest-xdist distribution, whose workers each see
+    every test but run only some, a session starts when its test asks."""
+    spread = hasattr(request.config, "workerinput") and \
+        request.config.getoption("dist", "load") != "loadgroup"
     with ThreadPoolExecutor(max_workers=len(SESSIONS)) as pool:
         started = Sessions(pool, module_temp)
-        if not hasattr(request.config, "workerinput"):  # not an xdist worker
+        if not spread:
             for item in request.session.items:
                 if getattr(item, "module", None) is request.module:
                     params = getattr(item, "callspec", None)
