@@ -30,6 +30,8 @@ from swifty_sandbox.messages import t
 from .spec.compiler import TEMP_HOME, SandboxSpec, SetupError, ensure_temp_dir
 
 if TYPE_CHECKING:
+    from subprocess import Popen
+
     from swifty_sandbox.policy.network import NetworkPolicy
 
     from .net.netproxy import HostAsk
@@ -101,6 +103,7 @@ class Companion(Protocol):
 
 EnvEdit = Callable[[dict[str, str]], dict[str, str]]
 Judge = Callable[["Completed", Mapping[str, str]], "Completed"]
+Spawner = Callable[[Callable[[], "Popen[bytes]"]], "Popen[bytes]"]
 
 
 class Launch:
@@ -113,8 +116,8 @@ class Launch:
 
     __slots__ = ("_closers", "_companions", "_edits", "_handed", "_judges", "_next",
                  "_owned", "_passed", "argv", "closing_notes", "cwd", "dry",
-                 "missing_launcher", "network", "notes", "own_tree", "preexec", "spec",
-                 "status_fd")
+                 "missing_launcher", "network", "notes", "own_tree", "preexec", "spawn",
+                 "spec", "status_fd", "violations")
 
     def __init__(self, spec: SandboxSpec, *, dry: bool = False) -> None:
         self.spec = spec  # as it runs: the after-run step checks this one
@@ -128,6 +131,10 @@ class Launch:
         self.missing_launcher: str | None = None  # the SetupError when argv[0] is missing
         self.closing_notes = ""  # after `close`: what the closers and companions said
         self.network: tuple[dict[str, object], ...] | None = None  # after `close`
+        # How the launcher's process is started (None: by the executor's own thread);
+        # the observer's (`linux/observe.py`) starts it under its filter.
+        self.spawn: Spawner | None = None
+        self.violations: list[dict[str, object]] = []  # the closers add them (refusals)
         self._owned: list[int] = []
         self._handed: list[int] = []
         self._passed: list[int] = []

@@ -85,6 +85,9 @@ class RunResult:
     # A run through the network proxy: each destination asked for, {host, port, allowed}.
     network: tuple[dict[str, object], ...] | None = None
     backend: str | None = None  # confined runs on Linux: "bwrap" or "landlock"
+    # What the sandbox refused the command ({kind, op, path | host, rule, fix}), bounded
+    # and de-duplicated (sandbox/agents/refusals.py); also said on stderr, one per path.
+    violations: tuple[dict[str, object], ...] = ()
 
     def as_json(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -97,6 +100,7 @@ class RunResult:
             out["network"] = list(self.network)
         if self.backend is not None:
             out["backend"] = self.backend
+        out["violations"] = list(self.violations)
         return out
 
 
@@ -344,7 +348,7 @@ class Sandbox:
                     self.reload()
         except SetupError as e:
             return _failed(EXIT_SETUP, e.diagnostics(), decision)
-        return _result(done, decision, timeout)
+        return _result(done, decision, timeout, self.policy)
 
     def run_spec(self, cwd: str | Path | None = None, *, timeout: float | None = None,
                  output_bytes: int = 1 << 20) -> SandboxSpec:
@@ -426,8 +430,15 @@ def _failed(code: int, message: str, decision: Decision) -> RunResult:
     return RunResult(code, "", message + "\n", False, False, 0, decision, True)
 
 
-def _result(done: Completed, decision: Decision, timeout: float | None) -> RunResult:
+def _result(done: Completed, decision: Decision, timeout: float | None,
+            policy: Policy) -> RunResult:
     stderr = done.stderr.decode(errors="replace")
+    violations: tuple[dict[str, object], ...] = ()
+    if done.violations:
+        from .refusals import explain, lines  # only a run something was refused
+
+        violations = explain(policy, done.violations)
+        stderr += lines(violations)
     if done.timed_out:
         stderr += t("run.timeout", seconds=timeout) + "\n"
     return RunResult(
@@ -435,7 +446,7 @@ def _result(done: Completed, decision: Decision, timeout: float | None) -> RunRe
         stdout=done.stdout.decode(errors="replace"), stderr=stderr,
         truncated=done.truncated, timed_out=done.timed_out, duration_ms=done.duration_ms,
         decision=decision, is_error=done.timed_out, network=done.network,
-        backend=done.backend,
+        backend=done.backend, violations=violations,
     )
 
 

@@ -104,6 +104,7 @@ class LandlockBackend:
         seccomp filters and the rlimits in memfds, its status pipe; TMPDIR at the
         project's temp dir; the protected trees recorded, put back when it ends."""
         # loaded only when this backend runs or renders (run's start-up path)
+        from ..linux import observe
         from ..linux.backend import launch_caps
         from ..run.aftercare import _record
         from .repair import repair, snapshot
@@ -153,6 +154,7 @@ class LandlockBackend:
         if temp is not None:
             launch.edit_env(lambda env: {**env, "TMPDIR": temp, "TMP": temp, "TEMP": temp})
         launch.spec, launch.cwd, launch.own_tree = spec, "/", True  # it reaps its tree
+        observe.attach(launch)
         launch.missing_launcher = t("setup.landlock_failed", error=launch.argv[0])
         launch.judge_with(partial(_judged, list(command), spec.cwd))
         launch.judge_with(partial(_fork_hint, caps, spec.limits.processes))

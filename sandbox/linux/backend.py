@@ -20,11 +20,12 @@ from swifty_sandbox.policy.profile import load_profile
 
 from ..backend import Check, Host, Launch, Rendered
 from ..fsafe import open_dir
+from ..run import violations
 from ..run.doctor import self_protection, userns_fix
 from ..run.launch import controlled, proxied
 from ..run.probe import bwrap_version, find_bwrap, read_sysctl, try_namespaces
 from ..spec.compiler import Limits, SandboxSpec, SetupError
-from . import cgroups
+from . import cgroups, observe
 from .bwrap import bwrap_argv
 from .caps import CapError, Caps, prepare, prlimit_path
 from .seccomp import SeccompUnavailable, export
@@ -65,6 +66,8 @@ class LinuxBackend:
             launch.close()
             raise
         launch.spec, launch.preexec, launch.own_tree = spec, caps.preexec(), True
+        # bwrap's own calls while it builds the sandbox are not the command's
+        observe.attach(launch, ignore=(bwrap_path,), proxied=host.network is not None)
         launch.judge_with(partial(_judged, bwrap_path, list(command), caps, spec.cwd,
                                   spec.limits))
         return launch
@@ -160,10 +163,12 @@ def launch_caps(launch: Launch, limits: Limits) -> Caps:
     def close() -> str:
         capped = caps.processes_capped()  # the cgroup's count, before it is removed
         notes = ""
-        if caps.close() and limits.memory_bytes:
+        memory = bool(caps.close() and limits.memory_bytes)
+        if memory and limits.memory_bytes:
             notes += t("run.memory_cap", size=describe_memory(limits.memory_bytes)) + "\n"
         if capped and limits.processes:
             notes += t("run.process_cap", processes=limits.processes) + "\n"
+        launch.violations.extend(violations.limits(memory, bool(capped and limits.processes)))
         return notes
 
     launch.on_close(close)

@@ -78,6 +78,13 @@ class Completed:
     status: tuple[dict[str, object], ...] = ()  # bwrap's --json-status-fd documents
     network: tuple[dict[str, object], ...] | None = None  # proxied runs: destinations
     backend: str | None = None  # which backend confined it (sandbox/run/selection.py)
+    # What the sandbox refused it (sandbox/run/violations.py): {kind, op, path|host, …}
+    violations: tuple[dict[str, object], ...] = ()
+
+
+# Starts the process: `execute` hands it the Popen call (the observer makes it on a
+# thread under its filter, `linux/observe.py`).
+Spawner = Callable[[Callable[[], "subprocess.Popen[bytes]"]], "subprocess.Popen[bytes]"]
 
 
 def kill_tree(pid: int) -> None:
@@ -137,6 +144,7 @@ def execute(
     own_tree: bool = False,
     on_output: OnOutput | None = None,
     terminal: Terminal | None = None,
+    spawn: Spawner | None = None,
 ) -> Completed:
     """Run `argv` to completion (or timeout); `status_fd` is the read end of bwrap's
     --json-status-fd pipe, read alongside the output. `close_after_spawn` are fds only
@@ -146,12 +154,14 @@ def execute(
     namespace dies with it), so a normal exit needs no tree walk.
     `on_output`: each stream's output as it arrives (`streamed`). `terminal`: the
     command's pty (`terminal.py`), relayed to the user's terminal; execute() closes
-    it."""
+    it. `spawn`: starts the process (the observer's, on a thread under its filter);
+    None: here."""
     start = time.monotonic()
     out_buf, err_buf = BoundedBuffer(output_bytes), BoundedBuffer(output_bytes)
     status_raw = bytearray()
     proc = _spawn(argv, env=env, cwd=cwd, capture=capture, stdin=stdin, pass_fds=pass_fds,
-                  preexec=preexec, close_after_spawn=close_after_spawn, terminal=terminal)
+                  preexec=preexec, close_after_spawn=close_after_spawn, terminal=terminal,
+                  spawn=spawn)
     sel = selectors.DefaultSelector()
     sinks: dict[int, Callable[[bytes], None]] = {}
     kept: tuple[tuple[str, IO[bytes] | None, Callable[[bytes], None]], ...] = (
@@ -202,19 +212,23 @@ def execute(
 def _spawn(argv: Sequence[str], *, env: dict[str, str] | None, cwd: str | None,
            capture: bool, stdin: int | IO[bytes] | None, pass_fds: Sequence[int],
            preexec: Callable[[], None] | None, close_after_spawn: Sequence[int],
-           terminal: Terminal | None) -> subprocess.Popen[bytes]:
+           terminal: Terminal | None, spawn: Spawner | None = None
+           ) -> subprocess.Popen[bytes]:
     """The child, in a new session; on a pty of ours, its stdin (and the outputs that
     are the user's terminal) are the pty's slave."""
     child_out: int | None = subprocess.PIPE if capture else None
     child_err: int | None = child_out
     if terminal is not None:
         stdin, child_out, child_err = terminal.child_fds()
-    try:
-        proc = subprocess.Popen(
+    def start_process() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
             list(argv), env=env, cwd=cwd, stdin=stdin, stdout=child_out, stderr=child_err,
             pass_fds=tuple(pass_fds), start_new_session=True,
             preexec_fn=preexec,  # no threads here; rlimits must be set in the child
         )
+
+    try:
+        proc = start_process() if spawn is None else spawn(start_process)
     except BaseException:
         if terminal is not None:
             terminal.close()

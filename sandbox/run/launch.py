@@ -28,6 +28,7 @@ from ..spec.compiler import (
 from ..spec.roots import create
 from ..spec.toolchains import environment as toolchain_environment
 from .executor import DEVNULL, Completed, OnOutput, execute
+from .violations import Areas, from_output, from_proxy, merged
 
 if TYPE_CHECKING:
     from swifty_sandbox.policy.network import NetworkPolicy
@@ -104,6 +105,11 @@ def run_confined(spec: SandboxSpec, command: Sequence[str], *,
     notes = launch.notes + prepared + after + launch.closing_notes
     if launch.network is not None:
         result = dataclasses.replace(result, network=launch.network)
+    refused = merged(launch.violations, from_output(
+        Areas(launch.spec), result.stderr, launch.spec.home, launch.spec.cwd),
+        from_proxy(launch.network))
+    if refused:
+        result = dataclasses.replace(result, violations=refused)
     if notes:
         result = dataclasses.replace(
             result, stderr=result.stderr + notes.encode(errors="surrogateescape"))
@@ -139,7 +145,8 @@ def _execute(launch: Launch, env: dict[str, str], *, capture: bool,
                        capture=capture, output_bytes=limits.output_bytes, stdin=stdin,
                        pass_fds=launch.pass_fds, status_fd=launch.status_fd,
                        preexec=launch.preexec, close_after_spawn=launch.release(),
-                       own_tree=launch.own_tree, on_output=on_output, terminal=terminal)
+                       own_tree=launch.own_tree, on_output=on_output, terminal=terminal,
+                       spawn=launch.spawn)
     except FileNotFoundError as e:
         if launch.missing_launcher is None or e.filename != launch.argv[0]:
             raise

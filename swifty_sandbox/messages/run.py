@@ -178,4 +178,82 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "({error}): later runs here refuse until it is",
         "{path} 受保护而命令修改了它，且无法还原（{error}）：在修复之前，此处之后的运行都会被拒绝",
     ),
+    "violation.line": (
+        "swifty-sandbox: refused {what}: {rule}; to allow it: {fix}",
+        "swifty-sandbox：已拒绝{what}：{rule}；如需允许：{fix}",
+    ),
+    "violation.line_printed": (
+        "swifty-sandbox: the command's output says it was refused {what}, which is hidden "
+        "({rule}); printed by the command, not seen by the sandbox",
+        "swifty-sandbox：该命令的输出称其被拒绝{what}，该路径已隐藏（{rule}）；"
+        "这是命令自己输出的，并非沙箱观察到的",
+    ),
+    "violation.more": (
+        "swifty-sandbox: and {count} more refused paths or hosts (all of them in --json's "
+        "\"violations\")",
+        "swifty-sandbox：另有 {count} 个被拒绝的路径或主机（全部见 --json 的 \"violations\"）",
+    ),
+    "violation.op.read": ("the read of", "读取"),
+    "violation.op.write": ("the write to", "写入"),
+    "violation.op.create": ("creating", "创建"),
+    "violation.op.remove": ("removing", "删除"),
+    "violation.op.connect": ("the connection to", "连接"),
+    "violation.op.resolve": ("a name lookup (DNS)", "域名解析（DNS）"),
+    "violation.op.memory": ("more memory", "更多内存"),
+    "violation.op.processes": ("more processes", "更多进程"),
+    "violation.rule.outside": (
+        "not in a writable root (the sandbox's default: the project, its temp dir and "
+        "sandbox.writable)",
+        "不在可写根目录中（沙箱默认只有项目、其临时目录和 sandbox.writable）",
+    ),
+    "violation.rule.mount": (
+        "kept read-only by the sandbox", "沙箱使其保持只读",
+    ),
+    "violation.rule.network": (
+        "no network for this command (the sandbox's default; only --allow-net or "
+        "network.allow hosts are reachable)",
+        "该命令无网络（沙箱默认；只能访问 --allow-net 或 network.allow 中的主机）",
+    ),
+    "violation.rule.memory": (
+        "the memory cap (sandbox.limits.memory, or the default)",
+        "内存上限（sandbox.limits.memory 或默认值）",
+    ),
+    "violation.rule.processes": (
+        "the cap on processes (sandbox.limits.processes, or the default)",
+        "进程数上限（sandbox.limits.processes 或默认值）",
+    ),
+    "violation.fix.outside": (
+        "add {directory} to sandbox.writable in ~/.swifty/config.yaml",
+        "将 {directory} 加入 ~/.swifty/config.yaml 的 sandbox.writable",
+    ),
+    "violation.fix.hidden_rule": (
+        "add the rule ReadFile({path}) with effect allow below it in {file}",
+        "在 {file} 中该规则之下添加规则 ReadFile({path})，effect 为 allow",
+    ),
+    "violation.fix.write_rule": (
+        "remove or narrow the deny rule at {file}:{line}",
+        "删除或收窄 {file}:{line} 处的 deny 规则",
+    ),
+    "violation.fix.secret": (
+        "none by a rule: the sandbox profile hides it (denyRead); the person can read it "
+        "outside the sandbox",
+        "无法通过规则允许：沙箱配置（denyRead）隐藏了它；可由用户在沙箱外读取",
+    ),
+    "violation.fix.protected": (
+        "none inside the sandbox: protected paths stay read-only; the person can change it "
+        "outside",
+        "沙箱内无法允许：受保护路径保持只读；可由用户在沙箱外修改",
+    ),
+    "violation.fix.network": (
+        "--allow-net {host} (or network.allow in ~/.swifty/config.yaml)",
+        "--allow-net {host}（或 ~/.swifty/config.yaml 中的 network.allow）",
+    ),
+    "violation.fix.memory": (
+        "--max-memory SIZE or sandbox.limits.memory",
+        "--max-memory SIZE 或 sandbox.limits.memory",
+    ),
+    "violation.fix.processes": (
+        "--max-processes N or sandbox.limits.processes (`unlimited` lifts it)",
+        "--max-processes N 或 sandbox.limits.processes（`unlimited` 取消上限）",
+    ),
 }

@@ -1,0 +1,96 @@
+"""What the sandbox refused a command, explained: each violation the run found
+(`sandbox/run/violations.py`) gets the rule or default that caused it — asked of the
+policy as a file request would be (`decide`, the one place rules live) — and the one
+change that would allow it; and the lines said on stderr, one per distinct path or
+host, capped (text mode, and what the Claude Code rewrite's model reads)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from swifty_sandbox.messages import t
+from swifty_sandbox.policy.engine import Policy, decide
+from swifty_sandbox.policy.types import Decision, Layer, Request, Tool
+
+SHOWN = 10  # lines on stderr; the JSON keeps every one (bounded where they are found)
+
+
+def explain(policy: Policy, found: Sequence[dict[str, object]]) -> tuple[dict[str, object], ...]:
+    """{kind, op, path | host, rule, fix} per violation, in the order found."""
+    out = []
+    for one in found:
+        kind, op = str(one["kind"]), str(one["op"])
+        item: dict[str, object] = {"kind": kind, "op": op}
+        printed = one.get("seen") == "output"
+        if kind == "network":
+            item["host"] = one.get("host")
+            item["rule"], item["fix"] = _network(one.get("host"))
+        elif kind == "limit":
+            item["rule"], item["fix"] = t(f"violation.rule.{op}"), t(f"violation.fix.{op}")
+        else:
+            path = str(one["path"])
+            item["path"] = path
+            item["rule"], item["fix"] = _file(policy, kind, op, path)
+        # What the command printed is its claim: said so, and no fix follows from it.
+        item["seen"] = "output" if printed else "kernel"
+        if printed:
+            item["fix"] = None
+        out.append(item)
+    return tuple(out)
+
+
+def _network(host: object) -> tuple[str, str]:
+    name = str(host).rsplit(":", 1)[0].strip("[]") if host else "HOST"
+    return t("violation.rule.network"), t("violation.fix.network", host=name)
+
+
+def _file(policy: Policy, kind: str, op: str, path: str) -> tuple[str, str]:
+    if kind == "outside":
+        return t("violation.rule.outside"), t("violation.fix.outside",
+                                               directory=_existing_parent(path))
+    tool = Tool.READ_FILE if kind == "hidden" else Tool.WRITE_FILE
+    decision = decide(policy, Request.file(tool, path))
+    rule = _rule_text(decision)
+    if decision.rule is not None and decision.layer is Layer.RULE:
+        fix = t("violation.fix.hidden_rule", path=path, file=decision.rule.file) \
+            if kind == "hidden" else t("violation.fix.write_rule", file=decision.rule.file,
+                                       line=decision.rule.line)
+        return rule, fix
+    if kind == "hidden":
+        return rule, t("violation.fix.secret")
+    return rule, t("violation.fix.protected")
+
+
+def _rule_text(decision: Decision) -> str:
+    if decision.rule is not None:
+        return f"{decision.rule.text} ({decision.rule.file}:{decision.rule.line})"
+    return decision.reason if decision.effect.value == "deny" else t("violation.rule.mount")
+
+
+def _existing_parent(path: str) -> str:
+    here = os.path.dirname(path)
+    while here != "/" and not os.path.isdir(here):
+        here = os.path.dirname(here)
+    return here
+
+
+def lines(violations: Sequence[dict[str, object]]) -> str:
+    """One line per distinct path or host (the first seen for it), at most `SHOWN`."""
+    firsts: dict[object, dict[str, object]] = {}
+    for one in violations:
+        firsts.setdefault(one.get("path") or one.get("host") or (one["kind"], one["op"]), one)
+    shown = list(firsts.values())
+    text = "".join(t("violation.line", what=_what(one), rule=one["rule"], fix=one["fix"])
+                   + "\n" if one["fix"] is not None else
+                   t("violation.line_printed", what=_what(one), rule=one["rule"]) + "\n"
+                   for one in shown[:SHOWN])
+    if len(shown) > SHOWN:
+        text += t("violation.more", count=len(shown) - SHOWN) + "\n"
+    return text
+
+
+def _what(one: dict[str, object]) -> str:
+    op = t(f"violation.op.{one['op']}")
+    target = one.get("path") or one.get("host")
+    return f"{op} {target}" if target else op

@@ -1,0 +1,398 @@
+"""What a confined command asked for and was refused, seen by the kernel: a seccomp
+user-notification filter that only *observes* (every notification is answered
+`CONTINUE`, so the kernel then decides as if the filter were not there: it never changes
+what is allowed).
+
+The filter is installed on a thread of ours that exists only to spawn the launcher
+(`spawn`): the thread sets `no_new_privs`, loads the filter with
+`SECCOMP_FILTER_FLAG_NEW_LISTENER` and starts the launcher, which inherits it (seccomp
+filters are per task and copied on fork), and with it bwrap or the Landlock launcher and
+every process of the command. No Python runs in the child (vfork stays) and no process
+is added. The listener is served by one thread (`Observer`) until the run ends.
+
+What it notifies: opens for writing (masked compares on the flags) and of a directory
+(`O_DIRECTORY`: a listing), the calls that create, remove or rename a name, and
+`connect`. Not every open: the filter cannot tell reads apart by path, and notifying
+each one cost 50 % on a C build (`benchmarks/violations.py`); a hidden file read by
+name is found in what the command printed instead, labelled so and given no fix
+(`violations.from_output`).
+
+What the supervisor reads (the path, the address) comes from the process's memory
+while the call waits; another thread of the command could change it before the kernel
+reads it. So a report names what the call named when it was seen: an attempt the
+command made (a call, never a text it printed), judged against the spec
+(`violations.classify`). A syscall the profile refuses (EPERM from the other filter)
+takes precedence over a notification and is not seen here.
+
+The seccomp precedence also means this filter cannot loosen the other: KILL and ERRNO
+win over USER_NOTIF, which wins over ALLOW. If this process dies, the kernel fails
+every notified call with ENOSYS: a refusal, never an allow.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import functools
+import os
+import platform
+import select
+import stat
+import struct
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
+
+from ..run.violations import Areas, Seen, classify
+from .seccomp import SeccompUnavailable, _import_pyseccomp
+
+if TYPE_CHECKING:
+    from ..backend import Launch
+
+T = TypeVar("T")
+
+_PR_SET_NO_NEW_PRIVS = 38
+_SECCOMP_SET_MODE_FILTER = 1
+_SECCOMP_FILTER_FLAG_NEW_LISTENER = 1 << 3
+_SYS_SECCOMP = {"x86_64": 317, "aarch64": 277}
+# ioctl numbers (include/uapi/linux/seccomp.h): RECV and SEND are _IOWR('!', 0|1, …)
+_NOTIF = struct.Struct("=QIIiIQ6Q")  # id, pid, flags, nr, arch, ip, args[6]
+_RESP = struct.Struct("=QqiI")  # id, val, error, flags
+_IOCTL_RECV = 0xC0000000 | (_NOTIF.size << 16) | (ord("!") << 8) | 0
+_IOCTL_SEND = 0xC0000000 | (_RESP.size << 16) | (ord("!") << 8) | 1
+_IOCTL_ID_VALID = 0x40000000 | (8 << 16) | (ord("!") << 8) | 2
+_IOCTL_SET_FLAGS = 0x40000000 | (8 << 16) | (ord("!") << 8) | 4
+_SYNC_WAKE_UP = 1  # SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (Linux 6.6)
+_CONTINUE = 1  # SECCOMP_USER_NOTIF_FLAG_CONTINUE
+_AT_FDCWD = -100
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC
+_PATH_MAX = 4096
+
+# syscall → (operation, (index of the directory descriptor or None, index of the path))
+# per path argument. "open" is decided by its flags (read or write).
+_CALLS: dict[str, tuple[str, tuple[tuple[int | None, int], ...]]] = {
+    "open": ("open", ((None, 0),)), "openat": ("open", ((0, 1),)),
+    "openat2": ("open", ((0, 1),)), "creat": ("create", ((None, 0),)),
+    "mkdir": ("create", ((None, 0),)), "mkdirat": ("create", ((0, 1),)),
+    "mknod": ("create", ((None, 0),)), "mknodat": ("create", ((0, 1),)),
+    "symlink": ("create", ((None, 1),)), "symlinkat": ("create", ((1, 2),)),
+    "link": ("create", ((None, 1),)), "linkat": ("create", ((2, 3),)),
+    "unlink": ("remove", ((None, 0),)), "unlinkat": ("remove", ((0, 1),)),
+    "rmdir": ("remove", ((None, 0),)),
+    "rename": ("rename", ((None, 0), (None, 1))),
+    "renameat": ("rename", ((0, 1), (2, 3))), "renameat2": ("rename", ((0, 1), (2, 3))),
+    "truncate": ("write", ((None, 0),)),
+    "connect": ("connect", ()),
+}
+_FLAGS_ARG = {"open": 1, "openat": 2}
+
+
+def attach(launch: Launch, *, ignore: tuple[str, ...] = (), proxied: bool = False
+           ) -> None:
+    """Start `launch`'s process under an observer; when it closes, what was refused
+    (`violations.classify`) joins `launch.violations`. Nothing where the observer
+    cannot run (another kernel, no libseccomp): the run is as confined, only not
+    explained."""
+    if launch.dry or not available():
+        return
+    try:
+        bpf = _bpf()
+    except (SeccompUnavailable, ImportError, OSError, RuntimeError):
+        return
+    observer = Observer(bpf, ignore=tuple(i for p in ignore if (i := executable_id(p))))
+    launch.spawn = observer.spawn
+
+    def close() -> str:
+        observer.stop()
+        launch.violations.extend(classify(Areas(launch.spec), observer.seen.values(),
+                                          proxied=proxied))
+        return ""
+
+    launch.on_close(close)
+
+
+@functools.lru_cache(maxsize=1)
+def _bpf() -> bytes:
+    return filter_bpf(reads=False)
+
+
+def available() -> bool:
+    """Whether this kernel and architecture can run the observer."""
+    return platform.machine() in _SYS_SECCOMP and hasattr(os, "pidfd_open")
+
+
+def filter_bpf(reads: bool = True) -> bytes:
+    """The observer's BPF: NOTIFY for the calls above (opens for writing or of a
+    directory only unless `reads`: every open costs 50 % on a C build, see
+    `benchmarks/violations.py`), ALLOW for everything else and for foreign ABIs (the
+    profile's filter kills those)."""
+    sc = _import_pyseccomp()
+    f = sc.SyscallFilter(sc.ALLOW)
+    f.set_attr(sc.Attr.ACT_BADARCH, sc.ALLOW)
+    f.set_attr(sc.Attr.CTL_NNP, 0)  # set by `spawn` on its own thread only
+    for name in _CALLS:
+        if sc.resolve_syscall(sc.Arch.NATIVE, name) < 0:
+            continue
+        if name in _FLAGS_ARG and not reads:
+            # O_DIRECTORY: a listing (`ls ~/.ssh`), rare in builds, seen like a write
+            for bit in (os.O_WRONLY, os.O_RDWR, os.O_CREAT, os.O_TRUNC, os.O_DIRECTORY):
+                f.add_rule(sc.NOTIFY, name, sc.Arg(_FLAGS_ARG[name], sc.MASKED_EQ, bit, bit))
+        else:
+            f.add_rule(sc.NOTIFY, name)
+    fd = os.memfd_create("swifty-observe", os.MFD_CLOEXEC)
+    with os.fdopen(fd, "w+b") as memfile:
+        f.export_bpf(memfile)
+        memfile.seek(0)
+        return memfile.read()
+
+
+class _Prog(ctypes.Structure):
+    _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.c_void_p))
+
+
+def _names() -> dict[int, str]:
+    sc = _import_pyseccomp()
+    return {nr: name for name in _CALLS
+            if (nr := sc.resolve_syscall(sc.Arch.NATIVE, name)) >= 0}
+
+
+class Observer:
+    """Serves one run's listener: answers every notification CONTINUE, keeps what it
+    saw (bounded: `limit` distinct). `ignore`: (device, inode) of executables whose
+    own calls are not the command's (bwrap setting the sandbox up)."""
+
+    def __init__(self, bpf: bytes, *, ignore: tuple[tuple[int, int], ...] = (),
+                 limit: int = 256) -> None:
+        self.bpf, self.ignore, self.limit = bpf, ignore, limit
+        self.seen: dict[tuple[str, str, object], Seen] = {}
+        self.overflow = 0
+        self.errors = 0
+        self._names = _names()
+        self._listener = -1
+        self._thread: threading.Thread | None = None
+        self._stop_r, self._stop_w = os.pipe2(os.O_CLOEXEC)
+        self._mem: dict[int, int] = {}
+
+    def spawn(self, start: Callable[[], T]) -> T:
+        """`start()` (the launcher's Popen) on a thread of its own that loads the
+        filter first; `SeccompUnavailable` when it cannot be loaded (fail closed: the
+        run's caller decides)."""
+        result: list[T] = []
+        failure: list[BaseException] = []
+
+        ready = threading.Event()
+
+        def run() -> None:
+            try:
+                self._listener = self._install()
+            except BaseException as e:  # handed to the caller's thread
+                failure.append(e)
+            ready.set()  # the server starts serving (or leaves): then the launcher
+            if failure:
+                return
+            try:
+                result.append(start())
+            except BaseException as e:
+                failure.append(e)
+
+        # The server thread is made before the filter exists: a thread inherits its
+        # maker's filter, and the server's own calls must not wait for themselves.
+        self._thread = threading.Thread(target=self._serve, args=(ready,), daemon=True,
+                                        name="swifty-observe")
+        self._thread.start()
+        spawner = threading.Thread(target=run, name="swifty-spawn")
+        spawner.start()
+        spawner.join()
+        if failure:
+            raise failure[0]
+        return result[0]
+
+    def _install(self) -> int:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            raise SeccompUnavailable(os.strerror(ctypes.get_errno()))
+        buffer = ctypes.create_string_buffer(self.bpf, len(self.bpf))
+        prog = _Prog(len(self.bpf) // 8, ctypes.cast(buffer, ctypes.c_void_p))
+        fd = libc.syscall(_SYS_SECCOMP[platform.machine()], _SECCOMP_SET_MODE_FILTER,
+                          _SECCOMP_FILTER_FLAG_NEW_LISTENER, ctypes.byref(prog))
+        if fd < 0:
+            raise SeccompUnavailable(os.strerror(ctypes.get_errno()))
+        os.set_inheritable(fd, False)
+        import fcntl
+
+        # The waiting task hands its CPU to the server (no wake-up on another, busy,
+        # CPU): on a loaded machine that is most of a notification's cost.
+        with contextlib.suppress(OSError):
+            fcntl.ioctl(fd, _IOCTL_SET_FLAGS, struct.pack("=Q", _SYNC_WAKE_UP))
+        return int(fd)
+
+    def stop(self) -> None:
+        """After the command's tree is gone: stop serving, close the listener."""
+        os.write(self._stop_w, b"x")
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        for fd in (self._listener, self._stop_r, self._stop_w, *self._mem.values()):
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self._listener, self._mem = -1, {}
+
+    def _serve(self, ready: threading.Event) -> None:
+        import fcntl
+
+        ready.wait()
+        if self._listener < 0:
+            return
+        poll = select.poll()
+        poll.register(self._listener, select.POLLIN)
+        poll.register(self._stop_r, select.POLLIN)
+        buffer = bytearray(_NOTIF.size)
+        while True:
+            events = dict(poll.poll())
+            if self._stop_r in events:
+                return
+            if events.get(self._listener, 0) & (select.POLLHUP | select.POLLERR):
+                return  # every process of the command has gone
+            buffer[:] = bytes(_NOTIF.size)
+            try:
+                fcntl.ioctl(self._listener, _IOCTL_RECV, buffer, True)
+            except OSError as e:
+                if e.errno in (errno.ENOENT, errno.EINTR):  # the caller died meanwhile
+                    continue
+                return
+            self._one(fcntl, _NOTIF.unpack(buffer))
+
+    def _one(self, fcntl: object, notif: tuple[int, ...]) -> None:
+        ident, pid, _flags, nr, _arch, _ip, *args = notif
+        seen: list[Seen] = []
+        try:
+            seen = self._read(pid, self._names.get(nr, ""), args)
+            valid = struct.pack("=Q", ident)
+            fcntl.ioctl(self._listener, _IOCTL_ID_VALID, valid)  # type: ignore[attr-defined]
+        except OSError:
+            seen = []  # the process is gone, or what was read may not be its own
+        except Exception:
+            self.errors += 1
+            seen = []
+        with contextlib.suppress(OSError):
+            fcntl.ioctl(self._listener, _IOCTL_SEND,  # type: ignore[attr-defined]
+                        _RESP.pack(ident, 0, 0, _CONTINUE))
+        for one in seen:
+            key = (one.op, one.path, one.address)
+            if key in self.seen:
+                continue
+            if len(self.seen) >= self.limit:
+                self.overflow += 1
+                continue
+            self.seen[key] = one
+
+    def _read(self, pid: int, name: str, args: list[int]) -> list[Seen]:
+        op, paths = _CALLS.get(name, ("", ()))
+        if not op or self._ignored(pid):
+            return []
+        if op == "connect":
+            address = self._address(pid, args[1], args[2])
+            return [Seen("connect", address=address)] if address is not None else []
+        if op == "open":
+            flags = self._open_flags(pid, name, args)
+            writes = flags & (os.O_WRONLY | os.O_RDWR | os.O_TRUNC)
+            op = ("create-write" if writes else "create") if flags & os.O_CREAT else \
+                "write" if writes else "read"
+        out = []
+        for i, (dir_index, path_index) in enumerate(paths):
+            text = self._string(pid, args[path_index])
+            if not text:
+                continue
+            dirfd = _AT_FDCWD if dir_index is None else _signed(args[dir_index])
+            absolute = self._absolute(pid, dirfd, text)
+            if absolute is not None:
+                out.append(Seen("remove" if op == "rename" and i == 0 else
+                                "create" if op == "rename" else op, absolute))
+        return out
+
+    def _ignored(self, pid: int) -> bool:
+        if not self.ignore:
+            return False
+        try:
+            info = os.stat(f"/proc/{pid}/exe")
+        except OSError:
+            return True
+        return (info.st_dev, info.st_ino) in self.ignore
+
+    def _open_flags(self, pid: int, name: str, args: list[int]) -> int:
+        if name == "openat2":  # struct open_how: flags first
+            raw = self._memory(pid, args[2], 8)
+            return struct.unpack("=Q", raw)[0] if len(raw) == 8 else _WRITE_FLAGS
+        return args[_FLAGS_ARG[name]] & 0xFFFFFFFF
+
+    def _memory(self, pid: int, address: int, size: int) -> bytes:
+        for attempt in (0, 1):
+            fd = self._mem.get(pid)
+            if fd is None:
+                if len(self._mem) >= 64:
+                    os.close(self._mem.pop(next(iter(self._mem))))
+                fd = self._mem[pid] = os.open(f"/proc/{pid}/mem", os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                data = os.pread(fd, size, address)
+            except OSError:
+                data = b""
+            if data or attempt:
+                return data
+            os.close(self._mem.pop(pid))  # opened before an exec: the old memory
+        return b""
+
+    def _string(self, pid: int, address: int) -> str:
+        if not address:
+            return ""
+        out = bytearray()
+        while len(out) < _PATH_MAX:
+            chunk = 4096 - (address + len(out)) % 4096  # never across a page at once
+            data = self._memory(pid, address + len(out), chunk)
+            if not data:
+                break
+            end = data.find(b"\0")
+            if end >= 0:
+                out += data[:end]
+                return out.decode(errors="surrogateescape")
+            out += data
+        return ""  # unterminated or unreadable: nothing claimed
+
+    def _absolute(self, pid: int, dirfd: int, text: str) -> str | None:
+        if text.startswith("/"):
+            return os.path.normpath(text)
+        where = f"/proc/{pid}/cwd" if dirfd == _AT_FDCWD else f"/proc/{pid}/fd/{dirfd}"
+        try:
+            base = os.readlink(where)
+        except OSError:
+            return None
+        if not base.startswith("/"):
+            return None  # a socket, a pipe, a deleted directory: no path to name
+        return os.path.normpath(os.path.join(base, text))
+
+    def _address(self, pid: int, address: int, length: int) -> tuple[int, str, int] | None:
+        import socket
+
+        raw = self._memory(pid, address, min(length, 28))
+        if len(raw) < 8:
+            return None
+        family = struct.unpack("=H", raw[:2])[0]
+        port = struct.unpack(">H", raw[2:4])[0]
+        if family == socket.AF_INET:
+            return family, socket.inet_ntop(socket.AF_INET, raw[4:8]), port
+        if family == socket.AF_INET6 and len(raw) >= 24:
+            return family, socket.inet_ntop(socket.AF_INET6, raw[8:24]), port
+        return None
+
+
+def _signed(value: int) -> int:
+    value &= 0xFFFFFFFF
+    return value - (1 << 32) if value & 0x80000000 else value
+
+
+def executable_id(path: str) -> tuple[int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino) if stat.S_ISREG(info.st_mode) else None

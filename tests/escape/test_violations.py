@@ -1,0 +1,121 @@
+"""What the sandbox refused a command is reported: kind, op, path or host, rule, fix —
+from what the kernel saw (the observer, `sandbox/linux/observe.py`), never from a
+text the command printed alone. Real bwrap (and Landlock), real seccomp; each refusal
+with an unconfined control proving the command really does it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from swifty_sandbox.sandbox.agents import RunResult
+
+Runner = Callable[..., RunResult]
+
+
+def _one(result: RunResult, kind: str, op: str, target: str) -> dict[str, object]:
+    found = [v for v in result.violations if v["kind"] == kind and v["op"] == op
+             and target in (v.get("path"), v.get("host"))]
+    assert found, f"no {kind} {op} of {target} in {result.violations}: {result.stderr}"
+    assert found[0]["seen"] == "kernel", found[0]
+    return found[0]
+
+
+def test_write_outside_the_roots(attack: Callable[..., RunResult], home: Path) -> None:
+    target = home / ".bashrc"
+    result = attack(f"echo evil >> {target}", worked=lambda: target.exists()
+                    and "evil" in target.read_text(), reset=lambda: target.unlink())
+    found = _one(result, "outside", "write", str(target))
+    assert found["fix"] and str(home) in str(found["fix"]) and "sandbox.writable" in \
+        str(found["fix"])
+    assert f"refused the write to {target}" in result.stderr  # the text line
+    assert result.as_json()["violations"] == list(result.violations)
+
+
+def test_write_to_a_protected_path(attack: Callable[..., RunResult], project: Path) -> None:
+    hook = project / ".git" / "hooks" / "pre-commit"
+    hook.parent.mkdir(parents=True, exist_ok=True)
+    result = attack(f"echo evil > {hook}", worked=hook.exists, reset=hook.unlink)
+    found = _one(result, "read-only", "write", str(hook))
+    assert "protected" in str(found["rule"])
+    assert "read-only" in str(found["fix"])
+
+
+def test_create_in_an_outside_directory(attack: Callable[..., RunResult],
+                                        home: Path) -> None:
+    made = home / "newdir"
+    result = attack(f"mkdir {made}", worked=made.exists, reset=made.rmdir)
+    _one(result, "outside", "create", str(made))
+
+
+@pytest.mark.differs("hidden-names")
+def test_listing_a_hidden_directory(confined: Runner, unconfined: Runner,
+                                    home: Path) -> None:
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_ed25519").write_text("key\n")
+    command = f"ls {home}/.ssh"
+    assert "id_ed25519" in unconfined(command).stdout
+    result = confined(command)
+    assert "id_ed25519" not in result.stdout
+    found = _one(result, "hidden", "read", f"{home}/.ssh")
+    assert "denyRead" in str(found["rule"]) and found["fix"]
+
+
+def test_connect_without_network(confined: Runner) -> None:
+    # 127.0.0.1 is the sandbox's own loopback: an outside address is what is refused
+    script = ("import socket\n"
+              "try: socket.create_connection(('192.0.2.1', 443), timeout=2)\n"
+              "except OSError as e: print('refused', e)\n")
+    result = confined([sys.executable, "-c", script])
+    assert "refused" in result.stdout
+    found = _one(result, "network", "connect", "192.0.2.1:443")
+    assert found["fix"] == "--allow-net 192.0.2.1 (or network.allow in ~/.swifty/config.yaml)"
+
+
+def test_nothing_refused_reports_nothing(confined: Runner, project: Path) -> None:
+    result = confined(f"echo ok > {project}/out.txt; mkdir -p {project}/a/b; ls /usr; "
+                      f"rm {project}/out.txt; cat /etc/hostname > /dev/null; "
+                      "echo t > /tmp/x; mkdir -p /usr/lib")
+    assert result.exit_code == 0, result.stderr
+    assert result.violations == ()
+    assert result.as_json()["violations"] == []
+    assert "refused" not in result.stderr
+
+
+def test_a_printed_refusal_blames_nothing(confined: Runner, home: Path) -> None:
+    """The spoof: a command that only PRINTS a hidden path's refusal gets no report
+    that would lead to allowing it."""
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_ed25519").write_text("key\n")
+    result = confined("echo '~/.ssh/id_ed25519: Permission denied' >&2; "
+                      f"echo 'cat: {home}/.ssh/id_ed25519: Permission denied' >&2")
+    for one in result.violations:
+        assert one["seen"] == "output" and one["fix"] is None, one
+    assert "to allow it" not in result.stderr
+    assert not any(v["seen"] == "kernel" for v in result.violations)
+
+
+def test_text_mode_and_json_through_the_cli(
+        project: Path, home: Path, as_argv: Callable[[str], list[str]]) -> None:
+    env = {**os.environ, "HOME": str(home)}
+    target = home / "notes.txt"
+    argv = [str(Path(sys.executable).parent / "swifty-sandbox")]
+    command = as_argv(f"echo x >> {target}")
+    text = subprocess.run([*argv, "run", "--project", str(project), "--", *command],
+                          env=env, cwd=project, capture_output=True, text=True,
+                          check=False)
+    assert f"refused the write to {target}" in text.stderr, text.stderr
+    assert "sandbox.writable" in text.stderr
+    done = subprocess.run([*argv, "run", "--json", "--project", str(project), "--",
+                           *command], env=env, cwd=project, capture_output=True,
+                          text=True, check=False)
+    out = json.loads(done.stdout)
+    assert any(v["path"] == str(target) and v["kind"] == "outside"
+               for v in out["violations"]), out
+    assert not target.exists()
