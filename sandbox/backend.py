@@ -30,12 +30,10 @@ from swifty_sandbox.messages import t
 from .spec.compiler import TEMP_HOME, SandboxSpec, SetupError, ensure_temp_dir
 
 if TYPE_CHECKING:
-    from subprocess import Popen
-
     from swifty_sandbox.policy.network import NetworkPolicy
 
     from .net.netproxy import HostAsk
-    from .run.executor import Completed
+    from .run.executor import Completed, Spawner
 
 @dataclass(frozen=True, slots=True)
 class Check:
@@ -103,7 +101,6 @@ class Companion(Protocol):
 
 EnvEdit = Callable[[dict[str, str]], dict[str, str]]
 Judge = Callable[["Completed", Mapping[str, str]], "Completed"]
-Spawner = Callable[[Callable[[], "Popen[bytes]"]], "Popen[bytes]"]
 
 
 class Launch:

@@ -18,6 +18,7 @@ from swifty_sandbox.policy.audit import ERROR, FINDINGS
 from swifty_sandbox.policy.blacklist import CATEGORIES
 from swifty_sandbox.policy.programs import EFFECTS
 from swifty_sandbox.policy.types import Category, Effect
+from swifty_sandbox.sandbox.agents import refusals
 
 
 @pytest.mark.parametrize("key", sorted(MESSAGES))
@@ -106,6 +107,9 @@ DYNAMIC: dict[str, Callable[[], Iterable[str]]] = {
     "f'word.{category.value}'": lambda: (f"word.{c.value}" for c in Category),
     "f'does.{use.does}'": lambda: (f"does.{kind}" for kind in _kinds_of_use()),
     "what": lambda: _constants("mapping", "what") | _constants("dotted_nodes", "what"),
+    "f'violation.op.{op}'": lambda: (f"violation.op.{op}" for op in refusals.OPS),
+    "f'violation.rule.{op}'": lambda: (f"violation.rule.{op}" for op in refusals.LIMITS),
+    "f'violation.fix.{op}'": lambda: (f"violation.fix.{op}" for op in refusals.LIMITS),
 }
 
 

@@ -14,6 +14,9 @@ from swifty_sandbox.policy.engine import Policy, decide
 from swifty_sandbox.policy.types import Decision, Layer, Request, Tool
 
 SHOWN = 10  # lines on stderr; the JSON keeps every one (bounded where they are found)
+# The closed sets of `op` (sandbox/run/violations.py makes them): every one has its words.
+OPS = ("read", "write", "create", "remove", "connect", "resolve", "memory", "processes")
+LIMITS = ("memory", "processes")
 
 
 def explain(policy: Policy, found: Sequence[dict[str, object]]) -> tuple[dict[str, object], ...]:
@@ -91,6 +94,7 @@ def lines(violations: Sequence[dict[str, object]]) -> str:
 
 
 def _what(one: dict[str, object]) -> str:
-    op = t(f"violation.op.{one['op']}")
+    op = str(one["op"])
+    words = t(f"violation.op.{op}")
     target = one.get("path") or one.get("host")
-    return f"{op} {target}" if target else op
+    return f"{words} {target}" if target else words

@@ -287,10 +287,12 @@ def _fork_hint(caps: Caps, processes: int | None, result: Completed,
     (with a cgroup, its own count says so when the launch ends)."""
     # loaded only when this backend runs or renders (run's start-up path)
     from ..linux.backend import _FORK_FAILED
+    from ..run.violations import PRINTED_FORK_FAILURE
 
     if processes and caps.processes_capped() is None and _FORK_FAILED.search(result.stderr):
         return dataclasses.replace(result, stderr=result.stderr + (t(
-            "run.process_cap_likely", processes=processes) + "\n").encode())
+            "run.process_cap_likely", processes=processes) + "\n").encode(),
+            violations=(*result.violations, PRINTED_FORK_FAILURE))
     return result
 
 

@@ -206,7 +206,8 @@ def _judged(bwrap: str, command: list[str], caps: Caps, cwd: str, limits: Limits
     if limits.processes and caps.processes_capped() is None \
             and _FORK_FAILED.search(result.stderr):
         result = dataclasses.replace(result, stderr=result.stderr + (t(
-            "run.process_cap_likely", processes=limits.processes) + "\n").encode())
+            "run.process_cap_likely", processes=limits.processes) + "\n").encode(),
+            violations=(*result.violations, violations.PRINTED_FORK_FAILURE))
     if result.exit_code in (1, ExitCode.NOT_EXECUTABLE, ExitCode.NOT_FOUND):
         from ..run.execfail import confined_failure  # maybe an exec that failed: see there
 

@@ -172,7 +172,10 @@ class Observer:
         self._listener = -1
         self._thread: threading.Thread | None = None
         self._stop_r, self._stop_w = os.pipe2(os.O_CLOEXEC)
-        self._mem: dict[int, int] = {}
+        self._command: set[int] = set()  # processes past bwrap's set-up (see _ignored)
+        self._libc = ctypes.CDLL(None, use_errno=True)
+        self._libc.process_vm_readv.restype = ctypes.c_ssize_t
+        self._local = ctypes.create_string_buffer(4096)
 
     def spawn(self, start: Callable[[], T]) -> T:
         """`start()` (the launcher's Popen) on a thread of its own that loads the
@@ -232,11 +235,11 @@ class Observer:
         os.write(self._stop_w, b"x")
         if self._thread is not None:
             self._thread.join(timeout=5)
-        for fd in (self._listener, self._stop_r, self._stop_w, *self._mem.values()):
+        for fd in (self._listener, self._stop_r, self._stop_w):
             if fd >= 0:
                 with contextlib.suppress(OSError):
                     os.close(fd)
-        self._listener, self._mem = -1, {}
+        self._listener = -1
 
     def _serve(self, ready: threading.Event) -> None:
         import fcntl
@@ -296,6 +299,8 @@ class Observer:
             return [Seen("connect", address=address)] if address is not None else []
         if op == "open":
             flags = self._open_flags(pid, name, args)
+            if flags & os.O_PATH:
+                return []  # a reference, neither read nor written (the Landlock launcher's)
             writes = flags & (os.O_WRONLY | os.O_RDWR | os.O_TRUNC)
             op = ("create-write" if writes else "create") if flags & os.O_CREAT else \
                 "write" if writes else "read"
@@ -312,13 +317,19 @@ class Observer:
         return out
 
     def _ignored(self, pid: int) -> bool:
-        if not self.ignore:
+        """A call of bwrap's own (building the sandbox). A process seen past it stays
+        the command's: bwrap's set-up comes first, and what execs bwrap later is the
+        command (it cannot build another sandbox: `--disable-userns`)."""
+        if not self.ignore or pid in self._command:
             return False
         try:
             info = os.stat(f"/proc/{pid}/exe")
         except OSError:
             return True
-        return (info.st_dev, info.st_ino) in self.ignore
+        if (info.st_dev, info.st_ino) in self.ignore:
+            return True
+        self._command.add(pid)
+        return False
 
     def _open_flags(self, pid: int, name: str, args: list[int]) -> int:
         if name == "openat2":  # struct open_how: flags first
@@ -327,20 +338,13 @@ class Observer:
         return args[_FLAGS_ARG[name]] & 0xFFFFFFFF
 
     def _memory(self, pid: int, address: int, size: int) -> bytes:
-        for attempt in (0, 1):
-            fd = self._mem.get(pid)
-            if fd is None:
-                if len(self._mem) >= 64:
-                    os.close(self._mem.pop(next(iter(self._mem))))
-                fd = self._mem[pid] = os.open(f"/proc/{pid}/mem", os.O_RDONLY | os.O_CLOEXEC)
-            try:
-                data = os.pread(fd, size, address)
-            except OSError:
-                data = b""
-            if data or attempt:
-                return data
-            os.close(self._mem.pop(pid))  # opened before an exec: the old memory
-        return b""
+        """`size` bytes (at most a page) of the process's memory, one call
+        (`process_vm_readv`, the access `/proc/PID/mem` needs too)."""
+        size = min(size, len(self._local))
+        local = (ctypes.c_void_p * 2)(ctypes.addressof(self._local), size)
+        remote = (ctypes.c_void_p * 2)(address, size)
+        got = self._libc.process_vm_readv(pid, local, 1, remote, 1, 0)
+        return self._local.raw[:got] if got > 0 else b""
 
     def _string(self, pid: int, address: int) -> str:
         if not address:

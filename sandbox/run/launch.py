@@ -115,7 +115,10 @@ def run_confined(spec: SandboxSpec, command: Sequence[str], *,
             result, stderr=result.stderr + notes.encode(errors="surrogateescape"))
     result = launch.judge(result, env)
     if result.exit_code != 0 and host.network is None:
-        hint = offline_hint(result.stderr)
+        # Also at a terminal, where the command's stderr went to the screen uncaptured:
+        # the observer saw it try the network.
+        hint = offline_hint(result.stderr, tried=any(
+            v["kind"] == "network" for v in result.violations))
         if hint:
             result = dataclasses.replace(result, stderr=result.stderr + hint.encode())
     return result
@@ -248,10 +251,11 @@ _OFFLINE_SIGNS = (b"Temporary failure in name resolution", b"Could not resolve h
                   b"No matching distribution found")  # pip with --retries 0 says only this
 
 
-def offline_hint(stderr: bytes) -> str:
+def offline_hint(stderr: bytes, *, tried: bool = False) -> str:
     """One line for a failed command that met the missing network ("" otherwise), so
-    an agent knows it is policy and how to open a host."""
-    if not any(sign in stderr for sign in _OFFLINE_SIGNS):
+    an agent knows it is policy and how to open a host. `tried`: the observer saw it
+    resolve or connect (its stderr may not be here: a terminal's)."""
+    if not tried and not any(sign in stderr for sign in _OFFLINE_SIGNS):
         return ""
     return t("net.offline") + "\n"
 

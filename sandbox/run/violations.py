@@ -170,6 +170,11 @@ def merged(*found: Sequence[Violation]) -> tuple[Violation, ...]:
     return tuple(out.values())
 
 
+# Under an rlimit the kernel keeps no count of refused forks: what the command printed
+# ("Cannot fork") is the only sign, so it is labelled as such.
+PRINTED_FORK_FAILURE: Violation = {"kind": "limit", "op": "processes", "seen": "output"}
+
+
 def limits(memory_hit: bool, processes_hit: bool) -> list[Violation]:
     """The caps the kernel counted a refusal at (the cgroup's events)."""
     hit: list[Violation] = []

@@ -28,4 +28,7 @@ ROWS: dict[str, str] = {
     "worktree-lock": "a linked worktree is not locked inside: git worktree remove / move "
                      "from a command works (bwrap: a read-only `locked` stops them)",
     "hidden-names": "names inside hidden directories can be listed (contents cannot)",
+    "violations-dns": "a name lookup is refused at socket() by the seccomp filter, before "
+                      "any connect the observer sees: not reported, and at a terminal no "
+                      "network hint",
 }

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from swifty_sandbox.sandbox.agents import RunResult
+from swifty_sandbox.sandbox.linux import cgroups
 
 Runner = Callable[..., RunResult]
 
@@ -119,3 +120,55 @@ def test_text_mode_and_json_through_the_cli(
     assert any(v["path"] == str(target) and v["kind"] == "outside"
                for v in out["violations"]), out
     assert not target.exists()
+
+
+@pytest.mark.differs("violations-dns")
+def test_the_network_hint_at_a_terminal(project: Path, home: Path,
+                                        as_argv: Callable[[str], list[str]]) -> None:
+    """Item 2: at a terminal the command's stderr is the screen's, not ours to read;
+    the run that failed on the missing network says so there too."""
+    from ..terminal import person_at_a_terminal
+
+    script = project.parent / "fetch.py"
+    script.write_text("import socket, sys\n"
+                      "try: socket.getaddrinfo('pypi.org', 443)\n"
+                      "except OSError: sys.exit(3)\n")
+    env = {**os.environ, "HOME": str(home)}
+    argv = [str(Path(sys.executable).parent / "swifty-sandbox"), "run", "--project",
+            str(project), "--", sys.executable, str(script)]
+    screen, status = person_at_a_terminal(argv, env, b"", b"")
+    assert status == 3, screen
+    assert b"ran without network" in screen, screen
+    assert b"--allow-net" in screen
+
+
+def test_the_process_cap(confined: Runner) -> None:
+    storm = "for i in 1 2 3 4 5 6 7 8 9 10 11 12; do sleep 1 & done; wait"
+    result = confined(["sh", "-c", storm], processes=6)
+    found = [v for v in result.violations if v["kind"] == "limit"]
+    assert [v["op"] for v in found] == ["processes"], result.violations
+    # from the cgroup's count, else (an rlimit: no count) from the shell's "Cannot fork"
+    assert found[0]["seen"] == ("kernel" if cgroups.places().get("pids") else "output")
+    assert "sandbox.limits.processes" in str(found[0]["rule"])
+    control = confined(["sh", "-c", storm], processes=64)
+    assert control.violations == (), control.violations
+
+
+@pytest.mark.skipif("memory" not in cgroups.places(),
+                    reason="no cgroup for the memory controller here: the memory cap is "
+                           "RLIMIT_DATA per process, a MemoryError the kernel counts nowhere")
+def test_the_memory_cap(confined: Runner) -> None:
+    # four processes of 160 MB under 256 MB: each fits its rlimit, together the cgroup
+    code = ("import os, time\n"
+            "for _ in range(4):\n"
+            "    if os.fork() == 0:\n"
+            "        block = bytearray(160 << 20)\n"
+            "        for i in range(0, len(block), 4096): block[i] = 1\n"
+            "        time.sleep(2)\n"
+            "        os._exit(0)\n"
+            "for _ in range(4): os.wait()\n")
+    result = confined([sys.executable, "-c", code], memory_bytes=256 << 20)
+    found = [v for v in result.violations if v["kind"] == "limit"]
+    assert found and found[0]["op"] == "memory" and found[0]["seen"] == "kernel", \
+        result.violations
+    assert "--max-memory" in str(found[0]["fix"])

@@ -1,0 +1,76 @@
+"""Violation reports reach every surface: `serve`'s result, the MCP `bash` tool's text,
+and the output of Claude Code's rewritten command (text mode, what the model reads).
+Real confined commands; the report from what the kernel saw."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from swifty_sandbox.sandbox.agents.hooks import Agent as HookAgent
+
+from .test_hook import claude, hook
+from .test_mcp import call, session
+from .test_serve import Agent
+
+pytestmark = pytest.mark.bwrap
+
+
+def _ssh(home: Path) -> None:
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_ed25519").write_text("SECRET\n")
+
+
+def test_serve_results_carry_the_violations(project: Path, home: Path) -> None:
+    _ssh(home)
+    agent = Agent(project)
+    try:
+        agent.send(id=1, tool="Bash", argv=["sh", "-c", "echo x >> ~/outside; ls ~/.ssh"])
+        result = agent.receive()
+        agent.send(id=2, tool="Bash", argv=["sh", "-c", "echo fine > ok.txt"])
+        control = agent.receive()
+    finally:
+        agent.close()
+    assert not (home / "outside").exists()
+    found = {(v["kind"], v["op"], v["path"]): v
+             for v in result["violations"]}  # type: ignore[union-attr]
+    outside = found[("outside", "write", str(home / "outside"))]
+    assert "sandbox.writable" in outside["fix"] and str(home) in outside["fix"]
+    hidden = found[("hidden", "read", str(home / ".ssh"))]
+    assert "denyRead" in hidden["rule"] and hidden["seen"] == "kernel"
+    assert "SECRET" not in json.dumps(result)
+    assert control["violations"] == [] and control["exit_code"] == 0
+
+
+def test_mcp_bash_text_names_what_was_refused(project: Path, home: Path) -> None:
+    _ssh(home)
+    results, _ = session(project, home, call("bash", command="touch ~/escaped; ls ~/.ssh"),
+                         call("bash", command="echo fine > ok.txt"))
+    refused, control = results
+    assert not (home / "escaped").exists()
+    text = refused["text"]
+    assert f"refused the write to {home}/escaped" in text, text
+    assert "sandbox.writable" in text
+    assert f"refused the read of {home}/.ssh" in text
+    assert "refused" not in control["text"]
+
+
+def test_the_claude_rewrite_output_names_what_was_refused(project: Path, home: Path
+                                                           ) -> None:
+    """Claude Code runs the rewritten command through its Bash tool (pipes, no
+    terminal) and gives the model what it printed: the refusal is in it."""
+    _ssh(home)
+    out = json.loads(hook(HookAgent.CLAUDE_CODE, claude(project, "Bash", {
+        "command": "ls ~/.ssh; touch ~/escaped"})).stdout)
+    rewritten = out["hookSpecificOutput"]["updatedInput"]["command"]
+    done = subprocess.run(["bash", "-c", rewritten], cwd=project, capture_output=True,
+                          text=True, check=False, timeout=60,
+                          env={**os.environ, "HOME": str(home)})
+    assert not (home / "escaped").exists()
+    assert f"refused the read of {home}/.ssh" in done.stderr, done.stderr
+    assert f"refused the write to {home}/escaped" in done.stderr
+    assert "SECRET" not in done.stdout + done.stderr
