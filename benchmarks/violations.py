@@ -8,7 +8,7 @@ off, …) so that the machine's noise falls on both alike:
 
 1. a C build: `make` of N small C files that include the usual libc headers (every
    header an open the observer is told of, every object file a create);
-2. a real test suite: pytest on this repository's `tests/policy/test_engine.py`
+2. a real test suite: pytest on this repository's `tests/policy/test_shell.py`
    (imports, bytecode reads, temp files).
 
 Reported: the median wall time of each, and the ratio on/off (the target: ≤ 1.05).
@@ -104,8 +104,8 @@ def main() -> None:
                     args.runs)
         if args.only in (None, "pytest"):
             suite = (f"{sys.executable} -m pytest -q -p no:cacheprovider "
-                     f"{repo}/tests/policy/test_engine.py")
-            compare("pytest tests/policy/test_engine.py", Sandbox(repo), suite, str(repo),
+                     f"{repo}/tests/policy/test_shell.py")
+            compare("pytest tests/policy/test_shell.py", Sandbox(repo), suite, str(repo),
                     args.runs)
 
 

@@ -86,6 +86,13 @@ _CALLS: dict[str, tuple[str, tuple[tuple[int | None, int], ...]]] = {
     "connect": ("connect", ()),
 }
 _FLAGS_ARG = {"open": 1, "openat": 2}
+# (mask, value) of the open flags notified, any one: a write, a truncation or a create
+# — but not O_CREAT|O_EXCL, a fresh temporary file (mkstemp: two of a compiler's five
+# notified calls per file, the most common create there is and almost always in /tmp);
+# and O_DIRECTORY, a listing (`ls ~/.ssh`), rare in builds.
+_OPEN_NOTIFIED = (
+    *((bit | os.O_CREAT | os.O_EXCL, bit) for bit in (os.O_WRONLY, os.O_RDWR, os.O_TRUNC)),
+    (os.O_CREAT | os.O_EXCL, os.O_CREAT), (os.O_DIRECTORY, os.O_DIRECTORY))
 
 
 def attach(launch: Launch, *, ignore: tuple[str, ...] = (), proxied: bool = False
@@ -135,9 +142,9 @@ def filter_bpf(reads: bool = True) -> bytes:
         if sc.resolve_syscall(sc.Arch.NATIVE, name) < 0:
             continue
         if name in _FLAGS_ARG and not reads:
-            # O_DIRECTORY: a listing (`ls ~/.ssh`), rare in builds, seen like a write
-            for bit in (os.O_WRONLY, os.O_RDWR, os.O_CREAT, os.O_TRUNC, os.O_DIRECTORY):
-                f.add_rule(sc.NOTIFY, name, sc.Arg(_FLAGS_ARG[name], sc.MASKED_EQ, bit, bit))
+            for mask, value in _OPEN_NOTIFIED:
+                f.add_rule(sc.NOTIFY, name, sc.Arg(_FLAGS_ARG[name], sc.MASKED_EQ, mask,
+                                                   value))
         else:
             f.add_rule(sc.NOTIFY, name)
     fd = os.memfd_create("swifty-observe", os.MFD_CLOEXEC)

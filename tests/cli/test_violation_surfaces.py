@@ -36,8 +36,9 @@ def test_serve_results_carry_the_violations(project: Path, home: Path) -> None:
     finally:
         agent.close()
     assert not (home / "outside").exists()
-    found = {(v["kind"], v["op"], v["path"]): v
-             for v in result["violations"]}  # type: ignore[union-attr]
+    listed = result["violations"]
+    assert isinstance(listed, list)
+    found = {(v["kind"], v["op"], v["path"]): v for v in listed}
     outside = found[("outside", "write", str(home / "outside"))]
     assert "sandbox.writable" in outside["fix"] and str(home) in outside["fix"]
     hidden = found[("hidden", "read", str(home / ".ssh"))]
