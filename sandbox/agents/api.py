@@ -438,7 +438,8 @@ def _result(done: Completed, decision: Decision, timeout: float | None,
         from .refusals import explain, lines  # only a run something was refused
 
         violations = explain(policy, done.violations)
-        stderr += lines(violations)
+        stderr += lines([v for v, found in zip(violations, done.violations, strict=True)
+                         if not found.get("said")])
     if done.timed_out:
         stderr += t("run.timeout", seconds=timeout) + "\n"
     return RunResult(

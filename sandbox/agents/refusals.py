@@ -36,7 +36,7 @@ def explain(policy: Policy, found: Sequence[dict[str, object]]) -> tuple[dict[st
             item["path"] = path
             item["rule"], item["fix"] = _file(policy, kind, op, path)
         # What the command printed is its claim: said so, and no fix follows from it.
-        item["seen"] = "output" if printed else "kernel"
+        item["seen"] = str(one.get("seen", "kernel"))  # kernel, proxy or output
         if printed:
             item["fix"] = None
         out.append(item)

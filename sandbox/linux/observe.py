@@ -178,6 +178,8 @@ class Observer:
         self._names = _names()
         self._listener = -1
         self._thread: threading.Thread | None = None
+        self._spawner: threading.Thread | None = None
+        self._end = threading.Event()
         self._stop_r, self._stop_w = os.pipe2(os.O_CLOEXEC)
         self._command: set[int] = set()  # processes past bwrap's set-up (see _ignored)
         self._libc = ctypes.CDLL(None, use_errno=True)
@@ -190,8 +192,7 @@ class Observer:
         run's caller decides)."""
         result: list[T] = []
         failure: list[BaseException] = []
-
-        ready = threading.Event()
+        ready, started = threading.Event(), threading.Event()
 
         def run() -> None:
             try:
@@ -199,22 +200,27 @@ class Observer:
             except BaseException as e:  # handed to the caller's thread
                 failure.append(e)
             ready.set()  # the server starts serving (or leaves): then the launcher
-            if failure:
-                return
-            try:
-                result.append(start())
-            except BaseException as e:
-                failure.append(e)
+            if not failure:
+                try:
+                    result.append(start())
+                except BaseException as e:
+                    failure.append(e)
+            started.set()
+            # This thread is the launcher's parent: bwrap's --die-with-parent
+            # (PR_SET_PDEATHSIG) fires when the parent *thread* ends, so it lives as
+            # long as the run does (`stop`).
+            self._end.wait()
 
         # The server thread is made before the filter exists: a thread inherits its
         # maker's filter, and the server's own calls must not wait for themselves.
         self._thread = threading.Thread(target=self._serve, args=(ready,), daemon=True,
                                         name="swifty-observe")
         self._thread.start()
-        spawner = threading.Thread(target=run, name="swifty-spawn")
-        spawner.start()
-        spawner.join()
+        self._spawner = threading.Thread(target=run, daemon=True, name="swifty-spawn")
+        self._spawner.start()
+        started.wait()
         if failure:
+            self._end.set()
             raise failure[0]
         return result[0]
 
@@ -239,6 +245,9 @@ class Observer:
 
     def stop(self) -> None:
         """After the command's tree is gone: stop serving, close the listener."""
+        self._end.set()
+        if self._spawner is not None:
+            self._spawner.join(timeout=5)
         os.write(self._stop_w, b"x")
         if self._thread is not None:
             self._thread.join(timeout=5)

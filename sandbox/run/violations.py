@@ -154,7 +154,8 @@ def from_proxy(events: Sequence[dict[str, object]] | None) -> list[Violation]:
     out: list[Violation] = []
     for event in events or ():
         if event.get("allowed") is False:
-            out.append({"kind": "network", "op": "connect",
+            # "said": the proxy's own blocked line already names it on stderr
+            out.append({"kind": "network", "op": "connect", "said": True, "seen": "proxy",
                         "host": f"{event.get('host')}:{event.get('port')}"})
     return out
 

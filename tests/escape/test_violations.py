@@ -172,3 +172,60 @@ def test_the_memory_cap(confined: Runner) -> None:
     assert found and found[0]["op"] == "memory" and found[0]["seen"] == "kernel", \
         result.violations
     assert "--max-memory" in str(found[0]["fix"])
+
+
+def _rules(project: Path, *rules: tuple[str, str]) -> Path:
+    path = project / ".swifty" / "permissions.yaml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text("".join(f"- rule: {r}\n  effect: {e}\n" for r, e in rules))
+    return path
+
+
+@pytest.mark.differs("hidden-names")
+def test_a_directory_hidden_by_a_rule_names_the_rule_and_its_exception(
+        confined: Runner, unconfined: Runner, project: Path) -> None:
+    rules = _rules(project, ("ReadFile(private/**)", "deny"), ("ReadFile(private)", "deny"))
+    (project / "private").mkdir()
+    (project / "private" / "notes.txt").write_text("mine\n")
+    assert "notes.txt" in unconfined(f"ls {project}/private").stdout
+    result = confined(f"ls {project}/private")
+    assert "notes.txt" not in result.stdout
+    found = _one(result, "hidden", "read", str(project / "private"))
+    assert f"{rules}:" in str(found["rule"]) and "ReadFile(private" in str(found["rule"])
+    assert found["fix"] == (f"add the rule ReadFile({project}/private) with effect allow "
+                            f"below it in {rules}")
+
+
+def test_a_write_deny_rule_names_its_line(attack: Callable[..., RunResult],
+                                          project: Path) -> None:
+    rules = _rules(project, ("WriteFile(docs/**)", "deny"))
+    (project / "docs").mkdir()
+    target = project / "docs" / "index.md"
+    result = attack(f"echo changed > {target}", worked=target.exists,
+                    reset=target.unlink)
+    found = _one(result, "read-only", "write", str(target))
+    assert found["rule"] == f"WriteFile(docs/**) ({rules}:1)"
+    assert found["fix"] == f"remove or narrow the deny rule at {rules}:1"
+
+
+@pytest.mark.differs("allowlist")
+def test_a_host_the_proxy_refused(confined: Runner, project: Path, home: Path) -> None:
+    from swifty_sandbox import Sandbox
+
+    script = ("import socket\n"
+              "s = socket.create_connection(('127.0.0.1', 3128), timeout=5)\n"
+              "s.sendall(b'CONNECT evil.example:443 HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n')\n"
+              "print(s.recv(100))\n")
+    result = Sandbox(project, home=home, allow_net=("pypi.org",)).run(
+        [sys.executable, "-c", script])
+    assert result.exit_code != 125, result.stderr
+    found = [v for v in result.violations if v["kind"] == "network"]
+    assert found == [{"kind": "network", "op": "connect", "host": "evil.example:443",
+                      "rule": found[0]["rule"], "seen": "proxy",
+                      "fix": "--allow-net evil.example (or network.allow in "
+                             "~/.swifty/config.yaml)"}], result.violations
+    # the proxy's own line names it on stderr: no second line for the same host
+    assert [line for line in result.stderr.splitlines() if "evil.example" in line] == [
+        "swifty-sandbox: blocked network access to evil.example:443 (not in the "
+        "allowlist); allow it with --allow-net evil.example or network.allow in "
+        "~/.swifty/config.yaml"]
