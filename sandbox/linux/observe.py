@@ -101,8 +101,8 @@ def attach(launch: Launch, *, ignore: tuple[str, ...] = (), proxied: bool = Fals
     (`violations.classify`) joins `launch.violations`. Nothing where the observer
     cannot run (another kernel, no libseccomp): the run is as confined, only not
     explained."""
-    if launch.dry or not available():
-        return
+    if launch.dry or not available() or any(_setuid(p) for p in ignore):
+        return  # a setuid bwrap would lose its privilege under no_new_privs
     try:
         bpf = _bpf()
     except (SeccompUnavailable, ImportError, OSError, RuntimeError):
@@ -180,6 +180,7 @@ class Observer:
         self._thread: threading.Thread | None = None
         self._spawner: threading.Thread | None = None
         self._end = threading.Event()
+        self.unavailable = ""  # why the filter could not be loaded, if it could not
         self._stop_r, self._stop_w = os.pipe2(os.O_CLOEXEC)
         self._command: set[int] = set()  # processes past bwrap's set-up (see _ignored)
         self._libc = ctypes.CDLL(None, use_errno=True)
@@ -188,8 +189,7 @@ class Observer:
 
     def spawn(self, start: Callable[[], T]) -> T:
         """`start()` (the launcher's Popen) on a thread of its own that loads the
-        filter first; `SeccompUnavailable` when it cannot be loaded (fail closed: the
-        run's caller decides)."""
+        filter first (where it cannot, the launcher starts all the same)."""
         result: list[T] = []
         failure: list[BaseException] = []
         ready, started = threading.Event(), threading.Event()
@@ -197,14 +197,15 @@ class Observer:
         def run() -> None:
             try:
                 self._listener = self._install()
+            except (SeccompUnavailable, OSError) as e:
+                # Not loaded (a kernel or container that refuses it): the run is as
+                # confined, only not explained — observing is no part of confinement.
+                self.unavailable = str(e)
+            ready.set()  # the server starts serving (or leaves): then the launcher
+            try:
+                result.append(start())
             except BaseException as e:  # handed to the caller's thread
                 failure.append(e)
-            ready.set()  # the server starts serving (or leaves): then the launcher
-            if not failure:
-                try:
-                    result.append(start())
-                except BaseException as e:
-                    failure.append(e)
             started.set()
             # This thread is the launcher's parent: bwrap's --die-with-parent
             # (PR_SET_PDEATHSIG) fires when the parent *thread* ends, so it lives as
@@ -408,6 +409,13 @@ class Observer:
 def _signed(value: int) -> int:
     value &= 0xFFFFFFFF
     return value - (1 << 32) if value & 0x80000000 else value
+
+
+def _setuid(path: str) -> bool:
+    try:
+        return bool(os.stat(path).st_mode & stat.S_ISUID)
+    except OSError:
+        return False
 
 
 def executable_id(path: str) -> tuple[int, int] | None:

@@ -122,3 +122,43 @@ def test_a_printed_claim_gets_no_fix(tmp_path: Path) -> None:
     (explained,) = refusals.explain(policy, [printed])
     assert explained["fix"] is None and explained["seen"] == "output"
     assert "to allow it" not in refusals.lines([explained])
+
+
+def test_an_observer_that_cannot_load_still_starts_the_command() -> None:
+    """Observing is no part of confinement: a filter the kernel refuses (here an
+    invalid program) leaves the launcher started as without it, nothing reported."""
+    import subprocess
+
+    from swifty_sandbox.sandbox.linux import observe
+
+    observer = observe.Observer(b"\0" * 8)
+    proc = observer.spawn(lambda: subprocess.Popen(["/bin/sh", "-c", "echo x > /dev/null"]))
+    assert proc.wait() == 0
+    observer.stop()
+    assert observer.unavailable and observer.seen == {}
+
+
+def test_the_observer_sees_what_a_process_names() -> None:
+    """A real filter on a real process: a write outside, a listing and a connect,
+    answered CONTINUE (the calls then fail or succeed as the kernel decides)."""
+    import subprocess
+
+    from swifty_sandbox.sandbox.linux import observe
+
+    observer = observe.Observer(observe.filter_bpf(reads=False))
+    script = ("import os, socket\n"
+              "try: open('/proc/1/nonexistent-x', 'w')\n"
+              "except OSError: pass\n"
+              "os.listdir('/usr')\n"
+              "s = socket.socket()\n"
+              "try: s.connect(('127.0.0.1', 1))\n"
+              "except OSError: pass\n"
+              "open('/dev/null').read()\n")
+    proc = observer.spawn(lambda: subprocess.Popen(["/usr/bin/python3", "-I", "-c", script]))
+    assert proc.wait() == 0
+    observer.stop()
+    seen = {(s.op, s.path, s.address) for s in observer.seen.values()}
+    assert ("create-write", "/proc/1/nonexistent-x", None) in seen
+    assert ("read", "/usr", None) in seen
+    assert ("connect", "", (2, "127.0.0.1", 1)) in seen
+    assert not any(s.path == "/dev/null" for s in observer.seen.values())  # a plain read
