@@ -86,6 +86,18 @@ _CALLS: dict[str, tuple[str, tuple[tuple[int | None, int], ...]]] = {
     "connect": ("connect", ()),
 }
 _FLAGS_ARG = {"open": 1, "openat": 2}
+# The calls' numbers (Linux's ABI; a test holds them to libseccomp's), so that a run
+# whose filter comes from the BPF cache never imports pyseccomp (start-up time).
+_NUMBERS = {
+    "x86_64": {"open": 2, "openat": 257, "openat2": 437, "creat": 85, "mkdir": 83,
+               "mkdirat": 258, "mknod": 133, "mknodat": 259, "symlink": 88,
+               "symlinkat": 266, "link": 86, "linkat": 265, "unlink": 87, "unlinkat": 263,
+               "rmdir": 84, "rename": 82, "renameat": 264, "renameat2": 316,
+               "truncate": 76, "connect": 42},
+    "aarch64": {"openat": 56, "openat2": 437, "mknodat": 33, "mkdirat": 34,
+                "unlinkat": 35, "symlinkat": 36, "linkat": 37, "renameat": 38,
+                "renameat2": 276, "truncate": 45, "connect": 203},
+}
 # (mask, value) of the open flags notified, any one: a write, a truncation or a create
 # — but not O_CREAT|O_EXCL, a fresh temporary file (mkstemp: two of a compiler's five
 # notified calls per file, the most common create there is and almost always in /tmp);
@@ -121,7 +133,14 @@ def attach(launch: Launch, *, ignore: tuple[str, ...] = (), proxied: bool = Fals
 
 @functools.lru_cache(maxsize=1)
 def _bpf() -> bytes:
-    return filter_bpf(reads=False)
+    """The filter, from the BPF cache (`bpfcache`: a cold run does not import pyseccomp)
+    when an entry for this very code checks, else built."""
+    from .bpfcache import _identity, cached  # its imports only where a filter is made
+
+    here = _identity(os.path.abspath(__file__))
+    if here is None:
+        return filter_bpf(reads=False)
+    return cached(f"observe:{here}", lambda: filter_bpf(reads=False))
 
 
 def available() -> bool:
@@ -159,9 +178,7 @@ class _Prog(ctypes.Structure):
 
 
 def _names() -> dict[int, str]:
-    sc = _import_pyseccomp()
-    return {nr: name for name in _CALLS
-            if (nr := sc.resolve_syscall(sc.Arch.NATIVE, name)) >= 0}
+    return {nr: name for name, nr in _NUMBERS.get(platform.machine(), {}).items()}
 
 
 class Observer:

@@ -162,3 +162,15 @@ def test_the_observer_sees_what_a_process_names() -> None:
     assert ("read", "/usr", None) in seen
     assert ("connect", "", (2, "127.0.0.1", 1)) in seen
     assert not any(s.path == "/dev/null" for s in observer.seen.values())  # a plain read
+
+
+def test_the_observers_numbers_are_libseccomps() -> None:
+    import platform
+
+    from swifty_sandbox.sandbox.linux import observe
+    from swifty_sandbox.sandbox.linux.seccomp import _import_pyseccomp
+
+    sc = _import_pyseccomp()
+    numbers = observe._NUMBERS[platform.machine()]
+    assert numbers == {name: nr for name in observe._CALLS
+                       if (nr := sc.resolve_syscall(sc.Arch.NATIVE, name)) >= 0}
