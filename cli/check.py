@@ -85,7 +85,7 @@ def check(project: Path | None, mode: str | None, sandbox_mode: str | None, as_j
         raise UsageError(t("cli.need_request"))
     if given > 1 and tool is Tool.BASH:
         raise UsageError(t("cli.one_request"))
-    box = Sandbox(project, mode=mode, sandbox_mode=sandbox_mode)
+    box = Sandbox(project, mode=mode, sandbox_mode=sandbox_mode, surface="check")
     for warning in box.warnings:
         warn(warning)
     if batch is not None:

@@ -22,6 +22,8 @@ _COMMANDS = {
     "hook": "hook:hook",
     "init": "init:init_command",
     "mcp": "mcp:mcp_command",
+    "log": "log:log_command",
+    "report": "report:report_command",
 }
 
 

@@ -31,7 +31,7 @@ def mcp_command(project: Path | None, mode: str | None, sandbox_mode: str | None
         from swifty_sandbox.sandbox.agents.mcp_server import serve_stdio
     except ImportError as e:
         raise UsageError(t("mcp.missing")) from e
-    box = Sandbox(project, mode=mode, sandbox_mode=sandbox_mode)
+    box = Sandbox(project, mode=mode, sandbox_mode=sandbox_mode, surface="mcp")
     for warning in box.warnings:
         warn(warning)
     serve_stdio(box)

@@ -141,7 +141,7 @@ def run(project: Path | None, mode: str | None, sandbox_mode: str | None,
     asker = _approved if approved else person if interactive else None
     box = Sandbox(project, mode=mode, sandbox_mode=sandbox_mode, ask=asker,
                   allow_net=allow_net, ask_host=person.host if interactive else None,
-                  backend=backend)
+                  backend=backend, surface="run")
     for warning in box.warnings:
         warn(warning)
     request = Request.bash(command) if command is not None else Request.bash_argv(args)

@@ -41,7 +41,7 @@ def serve(project: Path | None, mode: str | None, sandbox_mode: str | None,
     Closing stdin kills the commands still running. See docs/protocol.md.
     """
     box = Sandbox(project, mode=mode, sandbox_mode=sandbox_mode, allow_net=allow_net,
-                  backend=backend)
+                  backend=backend, surface="serve")
     for warning in box.warnings:
         warn(warning)
     Server(box, sys.stdin.buffer, sys.stdout).serve()

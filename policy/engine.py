@@ -35,7 +35,7 @@ from .programs import (
     load_table,
     spellings,
 )
-from .protected import is_policy_pattern, mandatory_protected
+from .protected import is_policy_pattern, mandatory_protected, session_log_patterns
 from .rulefiles import RuleFile, load_rule_layers
 from .rules import (
     PathPattern,
@@ -212,8 +212,9 @@ def load_policy(project: Path, home: Path | None = None) -> Policy:
                      for p in patterns)
 
     protected = compiled((*profile.protected, *mandatory_protected()))
+    # The session log is hidden as well as protected (policy/protected.py says why).
     deny_read = compiled((*profile.deny_read, *settings.deny_read,
-                          *_root_home(home, profile.deny_read)))
+                          *_root_home(home, profile.deny_read), *session_log_patterns()))
     roots = dict.fromkeys(str(p) for p in (project, *temp_dirs(), *settings.writable))
     return Policy(project, home, settings, profile, layers, protected, deny_read,
                   tuple(roots), PatternLookup(deny_read))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +36,30 @@ def project_state_dir(project: Path, home: Path) -> Path:
     """The user's own directory for one project (`~/.swifty/projects/<name>-<hash>`):
     outside the repository, so nothing in it can come from a clone or a commit."""
     return home / SWIFTY_DIR / "projects" / f"{project.name[:32]}-{project_digest(project)}"
+
+
+LOG_DIR_NAME = "swifty-sandbox"
+DEFAULT_STATE_HOME = "~/.local/state"
+_GLOB_CHARACTERS = frozenset("*?[]\\\n")
+
+
+def state_home(environ: Mapping[str, str]) -> str | None:
+    """`$XDG_STATE_HOME` where it is usable, else None (the default, `~/.local/state`).
+    The XDG spec ignores a relative value; a value with glob characters is ignored too,
+    because the directory is also a protected pattern (`policy/protected.py`) and must
+    name exactly this directory."""
+    value = environ.get("XDG_STATE_HOME", "").rstrip("/")
+    if not value.startswith("/") or _GLOB_CHARACTERS.intersection(value):
+        return None
+    return os.path.normpath(value)
+
+
+def session_log_dir(home: Path, environ: Mapping[str, str]) -> Path:
+    """Where the session log lives (`sandbox/agents/sessionlog.py`):
+    `$XDG_STATE_HOME/swifty-sandbox`, by default `~/.local/state/swifty-sandbox`."""
+    state = state_home(environ)
+    base = Path(state) if state is not None else home / ".local" / "state"
+    return base / LOG_DIR_NAME
 
 
 def project_digest(project: Path | str) -> str:

@@ -9,11 +9,19 @@ Why each is here:
 - `.git/hooks`, `.git/config`: code that git runs later, outside the sandbox
   (`core.fsmonitor`, `core.hooksPath`, hooks) — the classic sandbox escape.
 - shell rc files: run by the user's next terminal, outside the sandbox.
+- the session log (`~/.local/state/swifty-sandbox`, or under `$XDG_STATE_HOME`): the
+  record of what each command did, written outside the sandbox after it. A command that
+  could write it would forge or erase that record; one that could read it would learn
+  the other commands and their exact form. So it is protected and hidden alike.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
+
 from .agents import project_settings
+from .paths import DEFAULT_STATE_HOME, LOG_DIR_NAME, state_home
 
 # Patterns in rule syntax; `./` anchors a single name at the project root.
 PROJECT_PROTECTED: tuple[str, ...] = (
@@ -56,6 +64,7 @@ HOME_PROTECTED: tuple[str, ...] = (
     "~/.config/systemd",
     "~/.local/bin",
     "~/.cache/swifty-sandbox",  # each project's /tmp lives here (sandbox/spec/compiler.py)
+    f"{DEFAULT_STATE_HOME}/{LOG_DIR_NAME}",  # the session log (sandbox/agents/sessionlog.py)
     # The agents' own folders: user settings with hooks and MCP servers, their hook
     # scripts, instructions (CLAUDE.md) — all run or read on the host at the next start.
     "~/.claude",
@@ -71,6 +80,7 @@ PROTECTED_DIRS: frozenset[str] = frozenset({
     "./.swifty", "./.git/hooks", "~/.swifty", "~/.config/fish", "~/.config/environment.d",
     "~/.config/git", "~/.config/autostart", "~/.config/systemd", "~/.local/bin",
     "~/.cache/swifty-sandbox", "~/.claude", "~/.codex", "~/.gemini", "~/.cursor",
+    f"{DEFAULT_STATE_HOME}/{LOG_DIR_NAME}",
 })
 
 # Protected files that are watched while missing rather than guarded: an agent running
@@ -87,8 +97,23 @@ AGENT_SETTINGS: tuple[str, ...] = tuple("./" + name for name in project_settings
 POLICY_PATTERNS: frozenset[str] = frozenset({"./.swifty", "~/.swifty"})
 
 
-def mandatory_protected() -> tuple[str, ...]:
-    return PROJECT_PROTECTED + AGENT_SETTINGS + HOME_PROTECTED
+def session_log_patterns(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The session log's directories: the default one always, and the one under
+    `$XDG_STATE_HOME` where that is set (the log is written where the environment says,
+    so it is protected where the environment says too)."""
+    state = state_home(os.environ if environ is None else environ)
+    default = f"{DEFAULT_STATE_HOME}/{LOG_DIR_NAME}"
+    return (default,) if state is None else (default, f"{state}/{LOG_DIR_NAME}")
+
+
+def mandatory_protected(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    return PROJECT_PROTECTED + AGENT_SETTINGS + HOME_PROTECTED + \
+        session_log_patterns(environ)[1:]
+
+
+def guarded_as_dir(pattern: str) -> bool:
+    """Whether a missing protected entry is guarded by an empty directory (else a file)."""
+    return pattern in PROTECTED_DIRS or pattern in session_log_patterns()
 
 
 def is_policy_pattern(pattern: str) -> bool:

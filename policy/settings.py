@@ -187,6 +187,17 @@ def _not_the_user_s(entry: str, mine: tuple[str, ...], project: Path) -> bool:
     return bool(project_allow(mine, [entry]))
 
 
+def _flag(source: Source, key: str, node: yaml.Node, project: Path, home: Path) -> bool:
+    if node.tag != "tag:yaml.org,2002:bool":
+        raise fail(source, node, t("file.bad_choice", key=key, value=describe(node),
+                                   expected="true | false"))
+    return str(node.value).lower() in ("true", "yes", "on")
+
+
+def _off(value: bool, mine: object, project: Path) -> bool:
+    return not value  # a repository must not switch off the record of what ran in it
+
+
 def _above(default: Callable[[], int]) -> Loosens:
     def loosens(value: int, mine: object, project: Path) -> bool:
         return value == 0 or value > default()  # only lower than the default
@@ -212,6 +223,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("sandbox.toolchainCaches", "toolchain_caches", _toolchain_caches, _caches_on),
     Setting("network.allow", "network_allow", _network, _not_the_user_s, each=True),
     Setting("network.deny", "network_deny", _network, merge="add"),
+    Setting("log.enabled", "log_enabled", _flag, _off),
 )
 
 

@@ -191,5 +191,6 @@ class Settings:
     toolchain_caches: str | None = None  # project | off; None: the profile's
     network_allow: tuple[str, ...] = ()  # `network.allow` entries (policy/network.py)
     network_deny: tuple[str, ...] = ()
+    log_enabled: bool = True  # the session log (`log.enabled`); a committed file: true only
     # Settings a committed project file tried to loosen, with why they were ignored.
     warnings: tuple[str, ...] = field(default=(), compare=False)

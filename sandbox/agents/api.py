@@ -153,8 +153,10 @@ class Sandbox:
         allow_net: Sequence[str] = (),
         ask_host: HostAsker | None = None,
         backend: str | None = None,
+        surface: str = "api",
     ) -> None:
         self.backend = backend  # Linux: auto | bwrap | landlock (sandbox/run/selection.py)
+        self.surface = surface  # who asks, for the session log: run, check, hook:claude…
         self.project = find_project(_project_dir(project))
         self._home = Path(home) if home is not None else None
         self.mode = Mode(mode) if mode is not None else None
@@ -195,8 +197,24 @@ class Sandbox:
         """The decision for one request; nothing runs. Every surface (the CLI's `check`,
         `serve`, the hooks, the MCP server) asks here, so each decides alike."""
         request = as_request(request)
+        decision = self._decide(request)
+        self._record(request, decision)
+        return decision
+
+    def _decide(self, request: Request) -> Decision:
         host = self.host() if request.tool is not Tool.BASH else None
         return decide(self.policy, request, self.mode, self.sandbox_mode, host)
+
+    def _record(self, request: Request, decision: Decision,
+                result: RunResult | None = None) -> None:
+        """The session log's one entry point: every decision (`check`, `resolve`) and
+        every run (`run`, denied or not) of every surface passes here."""
+        if not self.policy.settings.log_enabled:
+            return
+        from .sessionlog import record  # only a recording call loads the writer
+
+        record(self.policy, self.surface, request, decision,
+               result.as_json() if result is not None else None)
 
     def host(self) -> Host:
         """What this machine runs outside the sandbox, for file-tool decisions (found on
@@ -261,7 +279,12 @@ class Sandbox:
         `ask`: the asker for this call only, instead of `self.ask` (concurrent callers,
         such as `serve`'s requests, each answer their own asks)."""
         request = as_request(request)
-        decision = self.check(request)
+        decision = self._resolve(request, ask)
+        self._record(request, decision)
+        return decision
+
+    def _resolve(self, request: Request, ask: Asker | None) -> Decision:
+        decision = self._decide(request)
         if decision.effect is not Effect.ASK:
             return decision
         ask = ask if ask is not None else self.ask
@@ -326,7 +349,17 @@ class Sandbox:
         request = as_request(request)
         if request.tool is not Tool.BASH:
             raise ValueError("run() takes a Bash request; file tools are only checked")
-        decision = self.resolve(request, ask=ask)
+        result = self._run(request, timeout=timeout, cwd=cwd, capture=capture, stdin=stdin,
+                           output_bytes=output_bytes, memory_bytes=memory_bytes,
+                           processes=processes, ask=ask, ask_host=ask_host)
+        self._record(request, result.decision, result)
+        return result
+
+    def _run(self, request: Request, *, timeout: float | None, cwd: str | Path | None,
+             capture: bool, stdin: int | IO[bytes] | None, output_bytes: int,
+             memory_bytes: int | None, processes: int | None, ask: Asker | None,
+             ask_host: HostAsker | None) -> RunResult:
+        decision = self._resolve(request, ask)
         if decision.effect is not Effect.ALLOW:
             return _failed(EXIT_DENIED, decision.reason, decision)
         command = shell_argv(request.command) if request.command is not None \

@@ -147,7 +147,7 @@ def confined_run(backend_choice: str | None) -> Check:
     from .api import Sandbox
 
     try:
-        result = Sandbox(Path.cwd(), backend=backend_choice).run(["true"])
+        result = Sandbox(Path.cwd(), backend=backend_choice, surface="doctor").run(["true"])
     except SwiftyError as e:
         return Check("run", False, str(e), t("doctor.fix.run"))
     if result.exit_code != 0:

@@ -430,7 +430,8 @@ def answer_hook(agent: Agent, raw: str | bytes, runner: Sequence[str], *,
                            runner)
         if call.request is None:
             return _defer(agent)
-        box = Sandbox(find_project(call.cwd), home=home, mode=call.mode)
+        box = Sandbox(find_project(call.cwd), home=home, mode=call.mode,
+                      surface=f"hook:{agent.value}")
         if not agent.confines or (call.shell is not None and not call.shell.rewrites):
             # We do not run the command: it gets no auto-allow for running confined.
             box.sandbox_mode = SandboxMode.OFF

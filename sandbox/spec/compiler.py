@@ -34,9 +34,9 @@ from swifty_sandbox.policy.profile import Profile, SeccompProfile
 from swifty_sandbox.policy.protected import (
     AGENT_SETTINGS,
     HOME_PROTECTED,
-    PROTECTED_DIRS,
     SYSTEM_DIRS,
     UNGUARDED,
+    guarded_as_dir,
 )
 from swifty_sandbox.policy.rules import PathPattern
 
@@ -488,7 +488,7 @@ def _guards(policy: Policy, roots: tuple[str, ...], git: gitfiles.GitPaths,
     project = str(policy.project)
     guard: list[str] = []
     guard_files: list[str] = []
-    missing = [(p.literal, p.text in PROTECTED_DIRS) for p in policy.protected
+    missing = [(p.literal, guarded_as_dir(p.text)) for p in policy.protected
                if p.literal is not None and p.text not in AGENT_SETTINGS
                and p.text not in UNGUARDED]
     watch_agents = tuple(p.literal for p in policy.protected if p.literal is not None
@@ -819,18 +819,38 @@ def prepare_env_globs(profile: Profile) -> None:
     _globs(profile.env_keep)
 
 
-def scrub_env(environ: dict[str, str], spec: SandboxSpec) -> dict[str, str]:
-    """The environment without secrets: names matching a drop glob (any case), and
-    values holding a URL with a password, are removed unless a keep glob names them.
-    Unless /tmp is the host's, TMPDIR is /tmp."""
-    drop, keep = _globs(spec.env_drop), _globs(spec.env_keep)
-    out = {}
-    for name, value in environ.items():
+class SecretRule:
+    """The one rule of what is a secret in a variable: a name matching a drop glob (any
+    case), or a value holding a URL with a password, unless a keep glob names it. The
+    environment is scrubbed by it (`scrub_env`), and so is the session log's text
+    (`sandbox/agents/sessionlog.py`: `NAME=value` words, URLs)."""
+
+    def __init__(self, drop: tuple[str, ...], keep: tuple[str, ...]) -> None:
+        self._drop, self._keep = _globs(drop), _globs(keep)
+
+    def secret(self, name: str, value: str) -> bool:
         upper = name.upper()
-        if (drop.match(upper) or ("://" in value and _URL_WITH_PASSWORD.search(value))) \
-                and not keep.match(upper):
-            continue
-        out[name] = value
+        return bool(self._drop.match(upper) or self.url_password(value)) \
+            and not self._keep.match(upper)
+
+    @staticmethod
+    def url_password(value: str) -> bool:
+        return "://" in value and _URL_WITH_PASSWORD.search(value) is not None
+
+    @staticmethod
+    def without_url_passwords(text: str, mask: str) -> str:
+        """`scheme://user:pass@` → `scheme://user:MASK@` everywhere in `text`."""
+        def masked(match: re.Match[str]) -> str:
+            scheme, _, userinfo = match.group(0).partition("://")
+            return f"{scheme}://{userinfo.partition(':')[0]}:{mask}@"
+        return _URL_WITH_PASSWORD.sub(masked, text) if "://" in text else text
+
+
+def scrub_env(environ: dict[str, str], spec: SandboxSpec) -> dict[str, str]:
+    """The environment without secrets (`SecretRule`). Unless /tmp is the host's,
+    TMPDIR is /tmp."""
+    rule = SecretRule(spec.env_drop, spec.env_keep)
+    out = {name: value for name, value in environ.items() if not rule.secret(name, value)}
     if any(_GIT_CONFIG_PAIR.match(name) for name in environ.keys() - out.keys()):
         # git's environment config is numbered pairs under GIT_CONFIG_COUNT: with a
         # `*_KEY*` name dropped, git refuses every command ("missing config key

@@ -24,11 +24,12 @@ from . import (
     network,
     oci,
     protocol,
+    record,
     run,
 )
 
 DOMAINS = (files, decisions, confinement, run, network, hooks, mcp, protocol, audit, doctor,
-           cli, oci)
+           cli, oci, record)
 
 MESSAGES: dict[str, tuple[str, str]] = {
     key: texts for domain in DOMAINS for key, texts in domain.MESSAGES.items()}
