@@ -99,6 +99,7 @@ def home(outside_temp: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = outside_temp / "home" / "user"
     path.mkdir(parents=True)
     monkeypatch.setenv("HOME", str(path))
+    monkeypatch.delenv("XDG_STATE_HOME", raising=False)  # the session log in this home
     return path
 
 

@@ -246,11 +246,21 @@ def stamp_of(epoch: float) -> str:
 def follow(path: Path, poll: float = 0.25) -> Iterator[dict[str, object]]:
     """New records as they are appended (from the end now), through rotations: the old
     file is read to its end before the new one is opened."""
-    handle = _open(path)
-    if handle is not None:
-        handle.seek(0, os.SEEK_END)
+    held = [_open(path)]  # the file being read; replaced at each rotation
+    if held[0] is not None:
+        held[0].seek(0, os.SEEK_END)
+    try:
+        yield from _follow(path, held, poll)
+    finally:  # the reader stopped (Ctrl-C, close): whichever file is open now
+        if held[0] is not None:
+            held[0].close()
+
+
+def _follow(path: Path, held: list[BinaryIO | None], poll: float
+            ) -> Iterator[dict[str, object]]:
     pending = b""
     while True:
+        handle = held[0]
         chunk = handle.read() if handle is not None else b""
         if chunk:
             pending += chunk
@@ -263,7 +273,7 @@ def follow(path: Path, poll: float = 0.25) -> Iterator[dict[str, object]]:
         if _replaced(handle, path):  # rotated (or made): the old one is read to its end
             if handle is not None:
                 handle.close()
-            handle, pending = _open(path), b""
+            held[0], pending = _open(path), b""
             continue
         time.sleep(poll)
 
