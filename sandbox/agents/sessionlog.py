@@ -28,7 +28,7 @@ import re
 import stat
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Iterator, Mapping
 from pathlib import Path
 from typing import BinaryIO
 
@@ -243,7 +243,7 @@ def stamp_of(epoch: float) -> str:
         f".{int(epoch % 1 * 1000):03d}Z"
 
 
-def follow(path: Path, poll: float = 0.25) -> Iterator[dict[str, object]]:
+def follow(path: Path, poll: float = 0.25) -> Generator[dict[str, object], None, None]:
     """New records as they are appended (from the end now), through rotations: the old
     file is read to its end before the new one is opened."""
     held = [_open(path)]  # the file being read; replaced at each rotation

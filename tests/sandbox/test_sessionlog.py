@@ -114,7 +114,7 @@ def test_rotation_keeps_the_newest_within_the_cap(home: Path,
     names = sorted(p.name for p in path.parent.iterdir())
     assert names == ["p.jsonl", "p.jsonl.1", "p.jsonl.2", "p.jsonl.3"]
     assert all(p.stat().st_size <= 10_000 for p in path.parent.iterdir())
-    stamps = [r["time"] for r in sessionlog.read(path)]
+    stamps = [str(r["time"]) for r in sessionlog.read(path)]
     assert stamps == sorted(stamps) and stamps[-1] == "00599"  # oldest first, newest kept
     assert stamps[0] != "00000"  # the oldest were dropped
 
