@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import json
 import os
 import re
@@ -57,7 +58,13 @@ _warned: list[str] = []
 
 def log_file(project: Path, home: Path, environ: Mapping[str, str] | None = None) -> Path:
     """The project's log file (the newest; rotated ones add `.1` … `.KEEP`)."""
-    directory = session_log_dir(home, os.environ if environ is None else environ)
+    environ = os.environ if environ is None else environ
+    return _log_file(project, home, environ.get("XDG_STATE_HOME"))
+
+
+@functools.lru_cache(maxsize=64)
+def _log_file(project: Path, home: Path, state: str | None) -> Path:
+    directory = session_log_dir(home, {} if state is None else {"XDG_STATE_HOME": state})
     name = _UNSAFE_NAME.sub("_", project.name)[:32] or "root"
     return directory / f"{name}-{project_digest(project)}{SUFFIX}"
 
@@ -67,8 +74,6 @@ def record(policy: Policy, surface: str, request: Request, decision: Decision,
     """Append one record: a decision, or (`result`: `RunResult.as_json()`) a run.
     Never raises: a log that cannot be written is said once on stderr, and the command's
     own result stands."""
-    rule = SecretRule((*policy.profile.env_drop, *policy.settings.env_drop),
-                      (*policy.profile.env_keep, *policy.settings.env_keep))
     entry: dict[str, object] = {
         "v": VERSION, "time": stamp_of(time.time()),
         "kind": "decision" if result is None else "run",
@@ -80,10 +85,16 @@ def record(policy: Policy, surface: str, request: Request, decision: Decision,
         # are recorded as they are added there.
         entry.update((k, v) for k, v in result.items()
                      if k not in ("stdout", "stderr", "decision"))
-    path = log_file(policy.project, policy.home)
+    path = _log_file(policy.project, policy.home, os.environ.get("XDG_STATE_HOME"))
     try:
-        line = json.dumps(_scrubbed(entry, rule), separators=(",", ":")) + "\n"
-        append(path, line.encode())
+        line = json.dumps(entry, separators=(",", ":"))
+        # Nothing to mask or cut (the usual command) unless the text has an `=`, a URL
+        # or a long string: JSON escapes none of these, so the encoded line tells.
+        if "=" in line or "://" in line or len(line) > TEXT_CHARS:
+            rule = SecretRule((*policy.profile.env_drop, *policy.settings.env_drop),
+                              (*policy.profile.env_keep, *policy.settings.env_keep))
+            line = json.dumps(_scrubbed(entry, rule), separators=(",", ":"))
+        append(path, (line + "\n").encode())
     except (OSError, ValueError) as e:
         if str(path) not in _warned:  # once per process and file, not per command
             _warned.append(str(path))
@@ -136,32 +147,79 @@ def _scrubbed(value: object, rule: SecretRule) -> object:
 _FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 
 
+# path → (pid, directory fd, file fd): kept open between records (a long-lived `serve`
+# or MCP server appends without a walk from `/` each time). O_CLOEXEC: no command ever
+# inherits them. Per process: a forked child shares the parent's open file, and with
+# it the flock, so it opens its own.
+_held: dict[Path, tuple[int, int, int]] = {}
+
+
 def append(path: Path, line: bytes) -> None:
-    """One line appended to `path` in one write, under `flock`; rotated first when it
-    would pass `LOG_BYTES`. Raises OSError."""
+    """One line appended to `path` in one `write` on an `O_APPEND` descriptor: the
+    kernel appends each write whole (other writers' lines never interleave). Rotation,
+    when the line would pass `LOG_BYTES`, is a rename chain under `flock`, so two
+    writers never rotate the same file; a writer still holding the old file appends
+    its line there (nothing lost) and opens the new one next time. Raises OSError."""
+    for _ in range(8):  # rotated or removed since we opened it: open the new one
+        dir_fd, fd = _descriptors(path)
+        try:
+            info = os.fstat(fd)
+            if not _same(info, str(path)):  # rotated, or the directory moved
+                _forget(path)
+                continue
+            if stat.S_IMODE(info.st_mode) != 0o600:  # loosened since: tightened again
+                os.fchmod(fd, 0o600)
+            if stat.S_IMODE(os.fstat(dir_fd).st_mode) != 0o700:
+                os.fchmod(dir_fd, 0o700)
+            if info.st_size and info.st_size + len(line) > LOG_BYTES:
+                _rotate_locked(path, dir_fd, fd)
+                _forget(path)
+                continue
+            os.write(fd, line)
+            return
+        except BaseException:
+            _forget(path)
+            raise
+    raise OSError(0, t("log.busy"), str(path))
+
+
+def _rotate_locked(path: Path, dir_fd: int, fd: int) -> None:
+    """Rotate unless another writer did while we waited for the lock."""
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        info = os.fstat(fd)
+        if _same(info, str(path)):
+            _rotate(path.name, dir_fd)
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+def _descriptors(path: Path) -> tuple[int, int]:
+    held = _held.get(path)
+    if held is not None and held[0] == os.getpid():
+        return held[1], held[2]
+    if held is not None:  # inherited through fork: ours to drop, not to use
+        _forget(path)
     dir_fd = _open_log_dir(path.parent)
     try:
-        for _ in range(8):  # another writer rotated between our open and our lock
-            fd = os.open(path.name, _FLAGS, 0o600, dir_fd=dir_fd)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-                info = os.fstat(fd)
-                if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
-                    raise OSError(0, t("log.not_ours"), str(path))
-                if not _same(info, path.name, dir_fd):
-                    continue
-                if stat.S_IMODE(info.st_mode) != 0o600:
-                    os.fchmod(fd, 0o600)
-                if info.st_size and info.st_size + len(line) > LOG_BYTES:
-                    _rotate(path.name, dir_fd)
-                    continue
-                os.write(fd, line)
-                return
-            finally:
-                os.close(fd)  # and with it the lock
-        raise OSError(0, t("log.busy"), str(path))
-    finally:
+        fd = os.open(path.name, _FLAGS, 0o600, dir_fd=dir_fd)
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
+            os.close(fd)
+            raise OSError(0, t("log.not_ours"), str(path))
+    except BaseException:
         os.close(dir_fd)
+        raise
+    _held[path] = (os.getpid(), dir_fd, fd)
+    return dir_fd, fd
+
+
+def _forget(path: Path) -> None:
+    held = _held.pop(path, None)
+    if held is not None:
+        for fd in held[1:]:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
 
 def _open_log_dir(directory: Path) -> int:
@@ -185,7 +243,9 @@ def _open_log_dir(directory: Path) -> int:
     return child
 
 
-def _same(info: os.stat_result, name: str, dir_fd: int) -> bool:
+def _same(info: os.stat_result, name: str, dir_fd: int | None = None) -> bool:
+    """Whether `name` (in `dir_fd`, else a whole path) is still the file `info`
+    describes."""
     try:
         now = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     except FileNotFoundError:
@@ -239,8 +299,12 @@ def after(entry: Mapping[str, object], since: float) -> bool:
 
 def stamp_of(epoch: float) -> str:
     """The record's `time`: UTC, milliseconds (text order is time order)."""
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(epoch)) + \
-        f".{int(epoch % 1 * 1000):03d}Z"
+    return _second(int(epoch)) + f".{int(epoch % 1 * 1000):03d}Z"
+
+
+@functools.lru_cache(maxsize=4)
+def _second(epoch: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(epoch))
 
 
 def follow(path: Path, poll: float = 0.25) -> Generator[dict[str, object], None, None]:
