@@ -152,6 +152,7 @@ _FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC |
 # inherits them. Per process: a forked child shares the parent's open file, and with
 # it the flock, so it opens its own.
 _held: dict[Path, tuple[int, int, int]] = {}
+HELD = 4  # projects whose log stays open at once
 
 
 def append(path: Path, line: bytes) -> None:
@@ -200,6 +201,8 @@ def _descriptors(path: Path) -> tuple[int, int]:
         return held[1], held[2]
     if held is not None:  # inherited through fork: ours to drop, not to use
         _forget(path)
+    while len(_held) >= HELD:  # a process recording for many projects: the oldest go
+        _forget(next(iter(_held)))
     dir_fd = _open_log_dir(path.parent)
     try:
         fd = os.open(path.name, _FLAGS, 0o600, dir_fd=dir_fd)

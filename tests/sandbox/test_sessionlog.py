@@ -278,3 +278,17 @@ def test_the_file_tools_neither_write_nor_read_the_log(project: Path, home: Path
         assert box.check(Request.file(tool, path)).effect.value == "deny", tool
     control = Request.file(Tool.READ_FILE, str(project / "README"))
     assert box.check(control).effect.value == "allow"
+
+
+def test_a_process_recording_for_many_projects_holds_few_descriptors(
+        outside_temp: Path, home: Path) -> None:
+    def open_count() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    before = open_count()
+    for i in range(20):
+        project = outside_temp / f"p{i}"
+        (project / ".git").mkdir(parents=True)
+        Sandbox(project, home=home).check("true")
+    assert open_count() - before <= 2 * sessionlog.HELD
+    assert len(list(session_log_dir(home, {}).iterdir())) == 20
