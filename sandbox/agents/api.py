@@ -201,6 +201,15 @@ class Sandbox:
         self._record(request, decision)
         return decision
 
+    def _record_ready(self) -> None:
+        """The log made before a confined command runs: a missing log directory in a
+        root the command may write (`$XDG_STATE_HOME` in the project) could be made by
+        the command, a forged log in it; once it exists it is protected and hidden."""
+        if self.policy.settings.log_enabled:
+            from .sessionlog import ready
+
+            ready(self.policy)
+
     def _decide(self, request: Request) -> Decision:
         host = self.host() if request.tool is not Tool.BASH else None
         return decide(self.policy, request, self.mode, self.sandbox_mode, host)
@@ -373,6 +382,7 @@ class Sandbox:
             else:
                 host_ask = ask_host if ask_host is not None else self.ask_host
                 kept: list[str] = []
+                self._record_ready()
                 done = run_selected(self.spec(workdir, limits), command, capture=capture,
                                     stdin=stdin, network=self.network(),
                                     ask_host=self._host_answers(host_ask, kept),

@@ -85,7 +85,7 @@ def record(policy: Policy, surface: str, request: Request, decision: Decision,
         # are recorded as they are added there.
         entry.update((k, v) for k, v in result.items()
                      if k not in ("stdout", "stderr", "decision"))
-    path = _log_file(policy.project, policy.home, os.environ.get("XDG_STATE_HOME"))
+    path = _path(policy)
     try:
         line = json.dumps(entry, separators=(",", ":"))
         # Nothing to mask or cut (the usual command) unless the text has an `=`, a URL
@@ -96,10 +96,27 @@ def record(policy: Policy, surface: str, request: Request, decision: Decision,
             line = json.dumps(_scrubbed(entry, rule), separators=(",", ":"))
         append(path, (line + "\n").encode())
     except (OSError, ValueError) as e:
-        if str(path) not in _warned:  # once per process and file, not per command
-            _warned.append(str(path))
-            print(t("log.unwritable", path=path, error=getattr(e, "strerror", None) or e),
-                  file=sys.stderr)
+        _warn(path, e)
+
+
+def ready(policy: Policy) -> None:
+    """The project's log directory and file exist (made if missing) and are ours."""
+    path = _path(policy)
+    try:
+        _descriptors(path)
+    except OSError as e:
+        _warn(path, e)
+
+
+def _path(policy: Policy) -> Path:
+    return _log_file(policy.project, policy.home, os.environ.get("XDG_STATE_HOME"))
+
+
+def _warn(path: Path, error: Exception) -> None:
+    if str(path) not in _warned:  # once per process and file, not per command
+        _warned.append(str(path))
+        print(t("log.unwritable", path=path,
+                error=getattr(error, "strerror", None) or error), file=sys.stderr)
 
 
 def _request(request: Request) -> dict[str, object]:
@@ -197,9 +214,9 @@ def _rotate_locked(path: Path, dir_fd: int, fd: int) -> None:
 
 def _descriptors(path: Path) -> tuple[int, int]:
     held = _held.get(path)
-    if held is not None and held[0] == os.getpid():
+    if held is not None and held[0] == os.getpid() and _same(os.fstat(held[2]), str(path)):
         return held[1], held[2]
-    if held is not None:  # inherited through fork: ours to drop, not to use
+    if held is not None:  # inherited through fork, rotated, moved or removed: reopened
         _forget(path)
     while len(_held) >= HELD:  # a process recording for many projects: the oldest go
         _forget(next(iter(_held)))

@@ -88,3 +88,21 @@ def test_cannot_list_the_logs(confined: Attack, unconfined: Attack, log: Path) -
     assert log.name in unconfined(f"ls -a '{log.parent}'").stdout
     result = confined(f"ls -a '{log.parent}'")
     assert log.name not in result.stdout, f"ESCAPE: {result}"
+
+
+def test_a_missing_log_directory_cannot_be_planted(attack: Attack, project: Path,
+                                                   home: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """`$XDG_STATE_HOME` in the project and no log yet: the command makes the directory
+    and a log holding a forged record, for swifty to append to. The log is made before
+    a command runs, so it is protected by then."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(project / "fresh"))
+    log = sessionlog.log_file(Path(os.path.realpath(project)),
+                              Path(os.path.realpath(home)))
+    assert not log.parent.exists()
+
+    def reset() -> None:
+        shutil.rmtree(project / "fresh")
+
+    attack(f"mkdir -p '{log.parent}' && echo '{FORGED}' >> '{log}'",
+           worked=lambda: log.exists() and FORGED in log.read_text(), reset=reset)
