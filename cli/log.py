@@ -55,13 +55,28 @@ def project_log(project: Path | None) -> tuple[Path, Path]:
     return root, sessionlog.log_file(root, Path(os.path.realpath(Path.home())))
 
 
+def visible(text: str) -> str:
+    """Text safe to print on a terminal: control and format characters (escape
+    sequences a hostile command string carries, bidirectional overrides that reorder
+    what is shown, line breaks) as `\\xNN` / `\\uNNNN`."""
+    import unicodedata  # only the text output needs it
+
+    def shown(char: str) -> str:
+        if unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp", "Cs"):
+            code = ord(char)
+            return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+        return char
+
+    return "".join(shown(c) for c in text) if not text.isprintable() else text
+
+
 def line(entry: Mapping[str, object]) -> str:
-    """One record as a line of text."""
+    """One record as a line of text (what it carries made visible, never interpreted)."""
     decision = entry.get("decision")
     effect = decision.get("effect", "?") if isinstance(decision, dict) else "?"
     stamp = str(entry.get("time", ""))[:19].replace("T", " ")
-    params = {"time": stamp, "surface": entry.get("surface", "?"), "effect": effect,
-              "what": what(entry)}
+    params = {"time": stamp, "surface": visible(str(entry.get("surface", "?"))),
+              "effect": visible(str(effect)), "what": visible(what(entry))}
     if entry.get("kind") == "run":
         return t("log.line_run", **params, exit_code=entry.get("exit_code"),
                  ms=entry.get("duration_ms"))
@@ -82,7 +97,9 @@ def what(entry: Mapping[str, object]) -> str:
 def _emit(entries: Iterable[Mapping[str, object]], as_json: bool) -> int:
     count = 0
     for entry in entries:
-        click.echo(json.dumps(entry, ensure_ascii=False) if as_json else line(entry))
+        # JSON escapes every non-ASCII character too: no C1 control or bidirectional
+        # override reaches the terminal raw.
+        click.echo(json.dumps(entry) if as_json else line(entry))
         sys.stdout.flush()  # --follow: each record as it comes, also into a pipe
         count += 1
     return count

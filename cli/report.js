@@ -19,6 +19,14 @@ function what(r) {
   if (Array.isArray(q.argv)) { return q.argv.join(" "); }
   return String(q.tool || "") + " " + String(q.path || "");
 }
+// Controls and bidirectional overrides in a hostile command would reorder or hide what
+// is shown (`\u202e` makes "exe.txt" read "txt.exe"): shown as escapes instead.
+var INVISIBLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g;
+function visible(text) {
+  return String(text).replace(INVISIBLE, function (c) {
+    return "\\u" + ("000" + c.charCodeAt(0).toString(16)).slice(-4);
+  });
+}
 function subject(v) { return String(v.path || v.host || ""); }
 function haystack(r) {
   var d = r.decision || {}, rule = d.rule || {};
@@ -122,7 +130,7 @@ function entry(r) {
     if (r.backend) { head.appendChild(el("span", "", L("backend") + ": " + String(r.backend))); }
   }
   card.appendChild(head);
-  card.appendChild(el("pre", "cmd", what(r)));
+  card.appendChild(el("pre", "cmd", visible(what(r))));
   var d = r.decision || {};
   if (d.reason) { card.appendChild(el("p", "reason", d.reason)); }
   if (d.rule && d.rule.text) {

@@ -50,6 +50,7 @@ def record(effect: str, command: str, *, kind: str = "run", surface: str = "run"
 
 ALLOWED = [
     record("allow", "make test"),
+    record("allow", "cp a \u202etxt.exe b\x1b[2J"),
     record("allow", XSS),
     record("allow", "pip install requests", exit_code=1,
            violations=[{"kind": "write", "op": "write", "path": "/home/u/.bashrc",
@@ -92,7 +93,9 @@ def test_the_timeline_renders_and_hostile_text_stays_text(browser: Browser,
     browser.open(pages["mixed"])
     assert browser.evaluate(f"{SHOWN}.length") == len(MIXED)
     commands = browser.evaluate(f"{SHOWN}.map(e => e.querySelector('pre.cmd').textContent)")
-    assert commands == [r["request"]["command"] for r in MIXED]  # type: ignore[index]
+    shown = [r["request"]["command"] for r in MIXED]  # type: ignore[index]
+    shown[shown.index("cp a \u202etxt.exe b\x1b[2J")] = "cp a \\u202etxt.exe b\\u001b[2J"
+    assert commands == shown  # a bidirectional override and an escape made visible
     assert XSS in commands  # exactly as written, U+2028 and all
     # nothing of it became markup, nothing ran, nothing was fetched
     assert browser.evaluate("document.querySelectorAll('img, svg, #injected').length") == 0
@@ -101,7 +104,7 @@ def test_the_timeline_renders_and_hostile_text_stays_text(browser: Browser,
     hosts = browser.evaluate("Array.from(document.querySelectorAll('ul.net code'))"
                              ".map(c => c.textContent)")
     assert hosts == [f"{HOSTILE_HOST}:443", "pypi.org:443"]
-    assert browser.evaluate("document.querySelector('.stats').textContent").startswith("5")
+    assert browser.evaluate("document.querySelector('.stats').textContent").startswith("6")
 
 
 @pytest.mark.parametrize(("fragment", "expected"), [

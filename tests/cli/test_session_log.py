@@ -170,3 +170,19 @@ def test_follow_prints_new_records_through_a_rotation(project: Path, home: Path)
         proc.wait(10)
         proc.stdout.close()
     assert seen == ["echo before-follow", "echo first-new", "echo after-rotation"]
+
+
+def test_log_shows_hostile_text_without_interpreting_it(project: Path, home: Path) -> None:
+    """A command string with a terminal escape (retitle, clear), a bidirectional override
+    and a newline: `log` shows them as escapes, in one line, and `--json` keeps them
+    escaped too."""
+    hostile = "echo \x1b]0;owned\x07\x1b[2J \u202egnp.exe\u202c\nrm -rf ~ \x9b31m"
+    Sandbox(project, home=home).check(["sh", "-c", hostile])
+    for args in ((), ("--json",)):
+        done = cli(home, "log", "--project", str(project), *args)
+        assert len(done.stdout.splitlines()) == 1
+        assert not any(c in done.stdout for c in "\x1b\x07\u202e\u202c\x9b")
+    text = cli(home, "log", "--project", str(project)).stdout
+    assert "\\x1b]0;owned\\x07" in text and "\\u202e" in text and "\\x0a" in text
+    as_json = cli(home, "log", "--json", "--project", str(project)).stdout
+    assert json.loads(as_json)["request"]["argv"][2] == hostile
