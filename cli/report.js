@@ -8,7 +8,7 @@ function L(key) { var table = data.labels[state.lang] || data.labels.en; return 
 function el(tag, cls, text) {
   var node = document.createElement(tag);
   if (cls) { node.className = cls; }
-  if (text !== undefined && text !== null) { node.textContent = String(text); }
+  if (text !== undefined && text !== null) { node.textContent = visible(text); }
   return node;
 }
 function list(value) { return Array.isArray(value) ? value : []; }
@@ -19,8 +19,8 @@ function what(r) {
   if (Array.isArray(q.argv)) { return q.argv.join(" "); }
   return String(q.tool || "") + " " + String(q.path || "");
 }
-// Controls and bidirectional overrides in a hostile command would reorder or hide what
-// is shown (`\u202e` makes "exe.txt" read "txt.exe"): shown as escapes instead.
+// Controls and bidirectional overrides in hostile text (a command, a reason quoting it,
+// a path, a host) would reorder or hide what is shown (`\u202e` makes "exe.txt" read "txt.exe"): shown as escapes instead.
 var INVISIBLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g;
 function visible(text) {
   return String(text).replace(INVISIBLE, function (c) {
@@ -130,13 +130,13 @@ function entry(r) {
     if (r.backend) { head.appendChild(el("span", "", L("backend") + ": " + String(r.backend))); }
   }
   card.appendChild(head);
-  card.appendChild(el("pre", "cmd", visible(what(r))));
+  card.appendChild(el("pre", "cmd", what(r)));
   var d = r.decision || {};
   if (d.reason) { card.appendChild(el("p", "reason", d.reason)); }
   if (d.rule && d.rule.text) {
     var rule = el("p", "rule", L("rule") + ": ");
     rule.appendChild(el("code", "", d.rule.text));
-    rule.appendChild(document.createTextNode("  (" + String(d.rule.file) + ":" + String(d.rule.line) + ")"));
+    rule.appendChild(document.createTextNode(visible("  (" + String(d.rule.file) + ":" + String(d.rule.line) + ")")));
     card.appendChild(rule);
   }
   var viol = list(r.violations);
