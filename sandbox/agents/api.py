@@ -206,7 +206,7 @@ class Sandbox:
         root the command may write (`$XDG_STATE_HOME` in the project) could be made by
         the command, a forged log in it; once it exists it is protected and hidden."""
         if self.policy.settings.log_enabled:
-            from .sessionlog import ready
+            from .sessionlog import ready  # as in `_record`: loaded when it records
 
             ready(self.policy)
 
