@@ -360,14 +360,15 @@ class Sandbox:
             raise ValueError("run() takes a Bash request; file tools are only checked")
         result = self._run(request, timeout=timeout, cwd=cwd, capture=capture, stdin=stdin,
                            output_bytes=output_bytes, memory_bytes=memory_bytes,
-                           processes=processes, ask=ask, ask_host=ask_host)
+                           processes=processes, ask=ask, ask_host=ask_host,
+                           on_output=on_output)
         self._record(request, result.decision, result)
         return result
 
     def _run(self, request: Request, *, timeout: float | None, cwd: str | Path | None,
              capture: bool, stdin: int | IO[bytes] | None, output_bytes: int,
              memory_bytes: int | None, processes: int | None, ask: Asker | None,
-             ask_host: HostAsker | None) -> RunResult:
+             ask_host: HostAsker | None, on_output: OnOutput | None) -> RunResult:
         decision = self._resolve(request, ask)
         if decision.effect is not Effect.ALLOW:
             return _failed(EXIT_DENIED, decision.reason, decision)
