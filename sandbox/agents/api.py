@@ -397,7 +397,9 @@ class Sandbox:
     def run_spec(self, cwd: str | Path | None = None, *, timeout: float | None = None,
                  output_bytes: int = 1 << 20) -> SandboxSpec:
         """The spec `run` would confine a command in here (its working directory and
-        caps), for `compile` to show what runs."""
+        caps), for `compile` to show what runs (the session log made first, as `run`
+        makes it, so that its hidden directory is in both)."""
+        self._record_ready()
         return self.spec(self._workdir(cwd),
                          self._limits(timeout, output_bytes, None, None))
 

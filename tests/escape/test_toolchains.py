@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from swifty_sandbox import Sandbox
-from swifty_sandbox.policy.paths import is_within
+from swifty_sandbox.policy.paths import is_within, session_log_dir
 from swifty_sandbox.sandbox import EXIT_SETUP
 from swifty_sandbox.sandbox.agents import RunResult
 from swifty_sandbox.sandbox.spec import walkcache
@@ -65,8 +65,11 @@ class Confined:
         self.cache = Path(spec.toolchain_dir)
         ok(confined("true"))  # swifty's own state (outside the sandbox) exists now
         # The walk cache is swifty's own, written on the host around each run (read-only
-        # and hidden inside): it changes as the project does.
-        self.skip = (str(project), str(self.cache), spec.temp_dir, walk_cache(home))
+        # and hidden inside): it changes as the project does. So is the session log,
+        # written on the host after each run (that a command cannot write it is
+        # tests/escape/test_session_log.py's).
+        self.skip = (str(project), str(self.cache), spec.temp_dir, walk_cache(home),
+                     str(session_log_dir(home, os.environ)))
         self.before = listing(home, self.skip)
 
     def home_untouched(self) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from swifty_sandbox import Sandbox
+from swifty_sandbox.policy.paths import session_log_dir
 from swifty_sandbox.sandbox import EXIT_SETUP
 from swifty_sandbox.sandbox.agents import RunResult
 
@@ -28,7 +29,9 @@ def _run_with(preset: str, project: Path, home: Path, command: str) -> RunResult
     spec = box.spec()
     assert spec.toolchain_dir is not None and spec.temp_dir is not None
     assert box.run(["true"]).exit_code == 0  # swifty's own state exists now
-    skip = (str(project), spec.toolchain_dir, spec.temp_dir, walk_cache(home))
+    # and the session log, swifty's own record written on the host after each run
+    skip = (str(project), spec.toolchain_dir, spec.temp_dir, walk_cache(home),
+            str(session_log_dir(home, os.environ)))
     before = listing(home, skip)
     result = box.run(["bash", "-c", command], timeout=600)
     assert result.exit_code != EXIT_SETUP, result
