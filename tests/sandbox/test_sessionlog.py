@@ -292,3 +292,19 @@ def test_a_process_recording_for_many_projects_holds_few_descriptors(
         Sandbox(project, home=home).check("true")
     assert open_count() - before <= 2 * sessionlog.HELD
     assert len(list(session_log_dir(home, {}).iterdir())) == 20
+
+
+@pytest.mark.bwrap
+def test_a_runs_violations_are_recorded(project: Path, home: Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """What `RunResult.as_json()` carries is recorded as it is: a refused write outside
+    the roots, reported by the run, is in its record (a script, so that the policy's
+    analysis does not refuse it first)."""
+    monkeypatch.setenv("SWIFTY_BACKEND", "bwrap")
+    (project / "w.sh").write_text("echo x >> ~/.bashrc\n")
+    result = Sandbox(project, home=home).run(["bash", "w.sh"])
+    assert result.as_json().get("violations"), result
+    (entry,) = records(project, home)
+    assert entry["violations"] == json.loads(json.dumps(result.as_json()["violations"]))
+    assert str(home / ".bashrc") in json.dumps(entry["violations"])
+    jsonschema.validate(entry, json.loads(SCHEMA.read_text()))
