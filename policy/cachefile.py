@@ -22,6 +22,10 @@ import stat
 from collections.abc import Callable
 
 MAGIC = b"swifty-cache 1\n"
+# Every kind kept here (`programs.py`, `sandbox/linux/bpfcache.py`): the spec compiler
+# hides each folder from confined commands, whose reading the MAC secret would let
+# them forge an entry wherever they found a way to write one.
+KINDS = ("bpf", "programs")
 _MAC_SIZE = 32
 _SECRET_SIZE = 32
 
@@ -30,6 +34,8 @@ def cached(kind: str, key: bytes, build: Callable[[], bytes], *, max_size: int,
            valid: Callable[[bytes], bool] = bool) -> bytes:
     """The data for `key`: from the cache when its entry checks (and `valid` accepts
     it), else `build()`, stored for the next run where the cache can be written."""
+    if kind not in KINDS:
+        raise ValueError(kind)
     folder = _folder(kind)
     if folder is None:
         return build()
@@ -48,8 +54,8 @@ def cached(kind: str, key: bytes, build: Callable[[], bytes], *, max_size: int,
         os.close(folder)
 
 
-def folder_path(kind: str) -> str | None:
-    home = os.environ.get("HOME")
+def folder_path(kind: str, home: str | None = None) -> str | None:
+    home = os.environ.get("HOME") if home is None else home
     if not home or not home.startswith("/"):
         return None
     return os.path.join(home, ".cache", "swifty-sandbox", kind)

@@ -25,7 +25,16 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from swifty_sandbox.messages import t
-from swifty_sandbox.policy import Effect, Mode, Policy, Request, SwiftyError, Tool, decide
+from swifty_sandbox.policy import (
+    Effect,
+    Mode,
+    Policy,
+    Request,
+    SwiftyError,
+    Tool,
+    cachefile,
+    decide,
+)
 from swifty_sandbox.policy.agents import user_settings
 from swifty_sandbox.policy.engine import temp_dirs
 from swifty_sandbox.policy.errors import ExitCode
@@ -277,6 +286,10 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
     if walk.directory is not None and os.path.isdir(walk.directory):
         # Its records name files inside hidden directories, and its key must stay ours.
         unreadable_dirs.append(walk.directory)
+    for kind in cachefile.KINDS:  # their MAC secret (policy/cachefile.py)
+        folder = cachefile.folder_path(kind, home)
+        if folder is not None and os.path.isdir(folder):
+            unreadable_dirs.append(_real(folder))
     locks = _worktree_locks(project, roots)
     pinned = _pins((*r.read_only, *g.dirs, *g.files, *unreadable_dirs, *unreadable_files,
                     *locks), roots)

@@ -86,3 +86,22 @@ def test_a_confined_command_cannot_plant_a_filter(
             p.write_bytes(data)
 
     attack(planted + f"\nprintf new > '{new}'", worked, reset)
+
+
+@pytest.mark.parametrize("kind", cachefile.KINDS)
+def test_a_confined_command_cannot_read_the_mac_secret(
+        confined: Runner, unconfined: Runner, home: Path, kind: str) -> None:
+    """The MAC stops a forged entry only while the secret stays ours: a command that read
+    it could forge entries wherever it later found a way to write one (a writable root
+    over the cache under Landlock, the agent's own file tools). Each cache folder is
+    hidden like the walk cache's."""
+    assert cachefile.cached(kind, b"probe", lambda: b"data", max_size=16) == b"data"
+    key = home / ".cache" / "swifty-sandbox" / kind / "key"
+    command = f"od -An -tx1 '{key}'"
+    secret = key.read_bytes()
+    assert len(secret) == 32
+    control = unconfined(command).stdout.split()
+    assert bytes(int(b, 16) for b in control) == secret, "control: the secret unread"
+    result = confined(command)
+    assert result.exit_code != 0 and not result.stdout.strip(), result
+    assert key.read_bytes() == secret
