@@ -88,13 +88,17 @@ class RunResult:
     # What the sandbox refused the command ({kind, op, path | host, rule, fix}), bounded
     # and de-duplicated (sandbox/agents/refusals.py); also said on stderr, one per path.
     violations: tuple[dict[str, object], ...] = ()
+    # Whether the command was started: False when it was denied or the sandbox could
+    # not be set up (125), so `decision` (what the policy said) is not read as "it ran".
+    # A command that exits 125 itself ran: only our own set-up failure says otherwise.
+    ran: bool = True
 
     def as_json(self) -> dict[str, object]:
         out: dict[str, object] = {
             "exit_code": self.exit_code, "stdout": self.stdout, "stderr": self.stderr,
             "truncated": self.truncated, "timed_out": self.timed_out,
             "duration_ms": self.duration_ms, "decision": self.decision.as_json(),
-            "is_error": self.is_error,
+            "is_error": self.is_error, "ran": self.ran,
         }
         if self.network is not None:
             out["network"] = list(self.network)
@@ -473,7 +477,8 @@ def _project_dir(project: str | Path | None) -> Path:
 
 
 def _failed(code: int, message: str, decision: Decision) -> RunResult:
-    return RunResult(code, "", message + "\n", False, False, 0, decision, True)
+    """Nothing ran: denied (126) or the sandbox could not be set up (125)."""
+    return RunResult(code, "", message + "\n", False, False, 0, decision, True, ran=False)
 
 
 def _result(done: Completed, decision: Decision, timeout: float | None,

@@ -212,7 +212,7 @@ class Tools:
             text = result.stdout
             if result.stderr:
                 text += ("\n" if text and not text.endswith("\n") else "") + result.stderr
-            text += t("mcp.exit", code=result.exit_code)
+            text += t("mcp.exit" if result.ran else "mcp.not_run", code=result.exit_code)
             return CallToolResult(content=[TextContent(type="text", text=text)],
                                   is_error=result.is_error)
 

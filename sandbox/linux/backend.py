@@ -16,12 +16,14 @@ from typing import TYPE_CHECKING
 from swifty_sandbox.messages import t
 from swifty_sandbox.policy.errors import ExitCode
 from swifty_sandbox.policy.limits import default_max_memory, default_max_processes, describe_memory
+from swifty_sandbox.policy.paths import is_within
 from swifty_sandbox.policy.profile import load_profile
 
 from ..backend import Check, Host, Launch, Rendered
 from ..fsafe import open_dir
 from ..run import violations
 from ..run.doctor import self_protection, userns_fix
+from ..run.execfail import SHELL, checked_argv
 from ..run.launch import controlled, proxied
 from ..run.probe import bwrap_version, find_bwrap, read_sysctl, try_namespaces
 from ..spec.compiler import Limits, SandboxSpec, SetupError
@@ -55,6 +57,11 @@ class LinuxBackend:
             caps = launch_caps(launch, spec.limits)
             seccomp_fd = launch.data("swifty-seccomp", partial(seccomp_bpf, spec.seccomp))
             status_fd = launch.status_pipe()
+            # A program the exec would not find is looked up again inside, by a shell
+            # that says so as shells do: prlimit, bwrap or the forwarder would each
+            # report it their own way, straight to a terminal we do not capture.
+            command = checked_argv(command, cwd=spec.cwd, path=host.environ.get("PATH"),
+                                   shell=_shell(spec))
             if host.terminal:  # bwrap's --new-session left it none: our pty, inside
                 spec, command = controlled(spec, command)
             if host.network is not None:
@@ -120,6 +127,15 @@ class LinuxBackend:
             checks.append(Check("seccomp", False, str(e), t("doctor.fix.seccomp")))
         checks.append(_caps(root))
         return checks
+
+
+def _shell(spec: SandboxSpec) -> str | None:
+    """The shell `checked_argv` starts, where the sandbox lets it be read (a profile's
+    `read:` list may leave it out)."""
+    real = os.path.realpath(SHELL)
+    if spec.read_roots is not None and not any(is_within(real, r) for r in spec.read_roots):
+        return None
+    return SHELL
 
 
 def _bind_sources(spec: SandboxSpec) -> dict[str, str]:

@@ -8,6 +8,11 @@ its own 127/126 and a last stderr line), or bwrap, which prints the error and ex
 (`child-pid`) but no `exit-code` was written. Either way the program is then looked up
 as a shell does, from outside (the sandbox sees the same paths): a directory on PATH
 that cannot be searched is skipped, so the answer is "command not found", not EACCES.
+
+On a terminal nothing is captured, so that report would reach the person as it is
+(`prlimit: failed to execute …`): a command that would fail so, looked up from outside,
+is started through `checked_argv` instead, which looks it up again inside (the
+sandbox's view decides) and says what a shell says.
 """
 
 from __future__ import annotations
@@ -24,6 +29,13 @@ from swifty_sandbox.policy.errors import ExitCode
 from .executor import Completed
 
 _BWRAP_EXEC = b"bwrap: execvp "
+# $1 the status, $2 the message, $3… the command. The program is looked up again
+# inside (a per-project /tmp differs from the host's): found, it is exec'd (a failing
+# exec is then the shell's own report); not found, our message and status. Every
+# value is an argument, never part of the script.
+_CHECK = ('case $3 in */*) [ -f "$3" ] && [ -x "$3" ];; *) command -v -- "$3" >/dev/null;; '
+          'esac && shift 2 && exec "$@"; printf \'%s\\n\' "$2" >&2; exit "$1"')
+SHELL = "/bin/sh"
 _PRLIMIT_EXEC = b"prlimit: failed to execute "
 
 
@@ -36,6 +48,18 @@ def unconfined_failure(error: OSError, command: Sequence[str], *, cwd: str,
     code, message = _lookup(command[0], cwd, path) or (ExitCode.NOT_EXECUTABLE, t(
         "run.not_executable", program=command[0], error=error.strerror or error))
     return Completed(code, b"", (message + "\n").encode(), False, False, 0)
+
+
+def checked_argv(command: Sequence[str], *, cwd: str, path: str | None,
+                 shell: str | None = SHELL) -> list[str]:
+    """`command`, or — when its exec would fail, looked up from outside — `command`
+    behind `shell`'s lookup inside, which reports it as a shell does (127/126 and
+    "command not found: NAME"). `shell`: None where the sandbox cannot run it."""
+    why = _lookup(command[0], cwd, path) if command and command[0] else None
+    if why is None or shell is None:
+        return list(command)
+    code, message = why
+    return [shell, "-c", _CHECK, "swifty-sandbox", str(int(code)), message, *command]
 
 
 def confined_failure(done: Completed, command: Sequence[str], prefix: Sequence[str], *,

@@ -62,6 +62,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "能允许该命令。请拆分为普通命令。",
     ),
     "mcp.exit": ("\n[exit code {code}]", "\n[退出码 {code}]"),
+    "mcp.not_run": ("\n[not run: exit code {code}]", "\n[未运行：退出码 {code}]"),
     "mcp.truncated": (
         "\n[truncated: only the first {limit} bytes]",
         "\n[已截断：仅前 {limit} 字节]",

@@ -150,6 +150,70 @@ def test_run_not_found_in_a_terminal_says_so_too(project: Path) -> None:
     assert done.returncode == 127 and "no-such-program-x: command not found" in err, err
 
 
+def _landlock_or_skip() -> None:
+    from swifty_sandbox.sandbox.landlock.backend import kernel_abi
+
+    abi, why = kernel_abi()
+    if not abi:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"no Landlock: {why}")
+        pytest.skip(f"no Landlock: {why}")
+
+
+# Each launcher that can be the one to exec the command, on a terminal (text mode: its
+# stderr is not captured, so nothing can be taken out of it afterwards).
+LAUNCHERS = {"prlimit": ("--backend", "bwrap"), "bwrap": ("--backend", "bwrap", *UNCAPPED),
+             "landlock": ("--backend", "landlock"),
+             "landlock-uncapped": ("--backend", "landlock", *UNCAPPED)}
+
+
+def run_text(project: Path, *args: str) -> tuple[int, str, str]:
+    done = subprocess.run([str(SWIFTY), "run", "--project", str(project), *args],
+                          capture_output=True, timeout=180, check=False, cwd=project)
+    return done.returncode, done.stdout.decode(), done.stderr.decode()
+
+
+@pytest.mark.bwrap
+@pytest.mark.parametrize("launcher", LAUNCHERS)
+def test_run_a_mistyped_command_on_a_terminal_is_the_shells_message(
+        project: Path, launcher: str) -> None:
+    """Only "command not found" and 127, as a shell says it: once the launcher's own
+    report reached the terminal (`prlimit: failed to execute nosuchcmd: No such file
+    or directory`, `bwrap: execvp …`)."""
+    if launcher.startswith("landlock"):
+        _landlock_or_skip()
+    for program in ("no-such-program-x", "./no/such/file"):
+        code, _, err = run_text(project, *LAUNCHERS[launcher], "--", program)
+        assert (code, err) == (127, f"swifty-sandbox: {program}: command not found\n")
+    (project / "plain-file").write_text("echo ran\n")
+    code, _, err = run_text(project, *LAUNCHERS[launcher], "--", "./plain-file")
+    assert code == 126 and err.startswith("swifty-sandbox: ./plain-file: cannot execute: ")
+    assert "prlimit" not in err and "bwrap" not in err and "launcher" not in err, err
+    # The forms agents send (the hooks' rewrite is `run -c`): the shell's own message.
+    for args in (("-c", "no-such-program-x --flag"),
+                 ("--", "bash", "-c", "no-such-program-x")):
+        code, _, err = run_text(project, *LAUNCHERS[launcher], *args)
+        assert code == 127 and err.endswith("no-such-program-x: command not found\n"), err
+        assert "prlimit" not in err and "execvp" not in err, err
+
+
+@pytest.mark.bwrap
+@pytest.mark.parametrize("launcher", ["prlimit", "bwrap"])
+def test_run_a_program_only_the_sandbox_sees_still_runs(project: Path, launcher: str
+                                                        ) -> None:
+    """The control: not found from outside is not "not found" inside. /tmp inside is
+    the project's own, so a program an earlier command put there is missing on the
+    host and runs in the sandbox."""
+    made = "mkdir -p /tmp/own-bin && printf '#!/bin/sh\\necho inside\\n' > " \
+           "/tmp/own-bin/prog && chmod +x /tmp/own-bin/prog"
+    assert run_text(project, *LAUNCHERS[launcher], "-c", made)[0] == 0
+    assert not os.path.exists("/tmp/own-bin/prog")  # the host's /tmp has none
+    code, out, err = run_text(project, *LAUNCHERS[launcher], "--", "/tmp/own-bin/prog")
+    assert (code, out, err) == (0, "inside\n", ""), err
+    code, data, _ = run_json(project, *LAUNCHERS[launcher], "--", "/tmp/own-bin/prog")
+    assert (code, data["stdout"]) == (0, "inside\n"), data
+
+
 def test_run_in_a_project_that_does_not_exist_is_2(tmp_path: Path) -> None:
     code, err = swifty("run", "--project", str(tmp_path / "missing"), "--", "true")
     assert code == 2 and str(tmp_path / "missing") in err and "Traceback" not in err, err
