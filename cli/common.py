@@ -113,8 +113,25 @@ def reports_errors(func: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
+def _network_entries(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+                     ) -> tuple[str, ...]:
+    """Each `--allow-net` entry checked as the option's value: a bad one is a usage
+    error of the option (exit 2), with the reason (`pypi` → "write `@pypi`")."""
+    if not values:
+        return values
+    # The network tables load only for a run that names a host (start-up time).
+    from swifty_sandbox.policy.network import NetworkEntryError, expand
+
+    for value in values:
+        try:
+            expand([value])
+        except NetworkEntryError as e:
+            raise click.BadParameter(str(e), ctx, param) from e
+    return values
+
+
 allow_net_option = click.option(
-    "--allow-net", "allow_net", multiple=True, metavar="HOST",
+    "--allow-net", "allow_net", multiple=True, metavar="HOST", callback=_network_entries,
     help="Let the command reach HOST through the egress proxy (repeatable): a name, "
          "*.domain, HOST:PORT, an IP or CIDR, or a preset (@pypi, @npm, @crates, @go, "
          "@github, @rubygems, @maven). Adds to network.allow in config.yaml.")

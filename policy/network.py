@@ -319,6 +319,10 @@ def expand(texts: Iterable[str]) -> tuple[HostEntry, ...]:
             for item in known[text[1:]]:
                 out.setdefault(item, parse_entry(item))
         else:
+            word = text.strip().lower()
+            if word in presets():  # `pypi` meant `@pypi`: as a host it names nothing
+                raise NetworkEntryError(t("net.preset_without_at", entry=text,
+                                          preset="@" + word))
             out.setdefault(text, parse_entry(text))
     return tuple(out.values())
 

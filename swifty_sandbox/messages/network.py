@@ -23,6 +23,11 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "`{entry}`: a wildcard is `*` alone or `*.domain` (its subdomains)",
         "`{entry}`：通配符只能是单独的 `*` 或 `*.domain`（其子域名）",
     ),
+    "net.preset_without_at": (
+        "`{entry}` is the name of a network preset: write `{preset}` (a host of that "
+        "name: `{entry}.`)",
+        "`{entry}` 是网络预设的名称：请写 `{preset}`（若指同名主机：`{entry}.`）",
+    ),
     "net.unknown_preset": (
         "unknown network preset `{name}` (known: {known})",
         "未知的网络预设 `{name}`（已知：{known}）",

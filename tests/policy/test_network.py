@@ -199,6 +199,38 @@ def _config(path: Path, text: str) -> Path:
     return path
 
 
+@pytest.mark.parametrize("word", ["pypi", "PyPI", "npm", " go "])
+def test_a_preset_named_without_its_at_is_refused_with_the_spelling(word: str) -> None:
+    """`pypi` was taken as the host `pypi`, which resolves nowhere: the run then failed
+    on a network it was told it had."""
+    with pytest.raises(NetworkEntryError, match=f"write `@{word.strip().lower()}`"):
+        expand([word])
+    # the control: a host of that name is still nameable, fully qualified
+    assert expand([f"{word.strip()}."])[0].name == word.strip().lower()
+
+
+def test_a_preset_without_its_at_is_a_usage_error_of_the_option(project: Path) -> None:
+    from click.testing import CliRunner
+
+    from swifty_sandbox.cli.main import main
+
+    for command in ("run", "serve"):
+        args = [command, "--project", str(project), "--allow-net", "pypi",
+                *(["--", "true"] if command == "run" else [])]
+        result = CliRunner().invoke(main, args, input="")
+        assert result.exit_code == 2, result.output
+        assert "Invalid value for '--allow-net'" in result.stderr
+        assert "write `@pypi`" in result.stderr and "Usage:" in result.stderr
+
+
+def test_a_preset_without_its_at_in_config_is_an_error_at_its_line(
+        project: Path, home: Path) -> None:
+    _config(home / ".swifty/config.yaml", "network:\n  allow:\n    - pypi\n")
+    with pytest.raises(PolicyFileError, match="@pypi") as e:
+        load_settings(PolicyFiles(project, home))
+    assert e.value.line == 3
+
+
 def test_config_network(project: Path, home: Path) -> None:
     _config(home / ".swifty/config.yaml",
             "network:\n  allow: ['@pypi', '*.example.com']\n  deny: [bad.example.com]\n")
