@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -39,9 +40,14 @@ class TerminalPrompt:
 
     def __init__(self) -> None:
         self.refused = False
+        # Whether "always" can keep its word for a request (`Sandbox.can_always`): set
+        # once the sandbox exists; offered only then.
+        self.can_always: Callable[[Request], bool] = lambda request: False
 
     def __call__(self, request: Request, decision: Decision) -> Answer:
-        text = t("prompt.question", reason=decision.reason, request=request.describe())
+        offered = self.can_always(request)
+        text = t("prompt.question" if offered else "prompt.question_once",
+                 reason=decision.reason, request=request.describe())
         while True:
             sys.stderr.write(text)
             sys.stderr.flush()
@@ -55,10 +61,10 @@ class TerminalPrompt:
                 answer = Answer.NO
                 break
             found = _ANSWERS.get(line.strip().lower())
-            if found is not None:
+            if found is not None and (offered or found is not Answer.ALWAYS):
                 answer = found
                 break
-            sys.stderr.write(t("prompt.again") + "\n")
+            sys.stderr.write(t("prompt.again" if offered else "prompt.again_once") + "\n")
         self.refused = answer is Answer.NO
         return answer
 
@@ -142,6 +148,7 @@ def run(project: Path | None, mode: str | None, sandbox_mode: str | None,
     box = Sandbox(project, mode=mode, sandbox_mode=sandbox_mode, ask=asker,
                   allow_net=allow_net, ask_host=person.host if interactive else None,
                   backend=backend, surface="run")
+    person.can_always = box.can_always
     for warning in box.warnings:
         warn(warning)
     request = Request.bash(command) if command is not None else Request.bash_argv(args)

@@ -40,10 +40,12 @@ from .rulefiles import RuleFile, load_rule_layers
 from .rules import (
     PathPattern,
     Rule,
+    RuleSyntaxError,
     anchor_path_pattern,
     escape_glob,
     last_match_bash,
     last_match_path,
+    parse_rule,
     trusted_pattern,
 )
 from .settings import load_settings
@@ -639,5 +641,30 @@ def suggest_rules(policy: Policy, request: Request) -> list[str]:
     return [f"{request.tool.value}({escape_glob(shown)})"]
 
 
-__all__ = ["AGENT_SETTINGS_NAMES", "MODE_TABLE", "Host", "Policy", "candidate_paths",
-           "decide", "expand_path", "load_policy", "locate", "suggest_rules", "temp_dirs"]
+def always_allows(policy: Policy, request: Request, mode: Mode | None = None,
+                  sandbox_mode: SandboxMode | None = None, host: Host | None = None
+                  ) -> bool:
+    """Whether "always" can keep its word for this request: decided again with the
+    rules it would write (`suggest_rules`) at the end of the local layer, it is allowed.
+    Not for what no rule lifts — a command the analysis could not see into, plan mode's
+    cap, a write outside the roots an allow does not cover —, so no surface offers a
+    choice that would write a rule and ask again next time."""
+    texts = suggest_rules(policy, request)
+    if not texts or not policy.layers:
+        return False
+    local = policy.layers[0]  # highest priority first: local
+    try:
+        added = tuple(parse_rule(text, Effect.ALLOW, file=str(local.path), line=0, column=0,
+                                 project=policy.project, home=policy.home)
+                      for text in texts)
+    except RuleSyntaxError:
+        return False  # the writer would refuse it too
+    trial = replace(policy, layers=(
+        RuleFile.of(local.scope, local.path, (*local.rules, *added), local.warnings),
+        *policy.layers[1:]))
+    return decide(trial, request, mode, sandbox_mode, host).effect is Effect.ALLOW
+
+
+__all__ = ["AGENT_SETTINGS_NAMES", "MODE_TABLE", "Host", "Policy", "always_allows",
+           "candidate_paths", "decide", "expand_path", "load_policy", "locate",
+           "suggest_rules", "temp_dirs"]

@@ -30,7 +30,7 @@ from swifty_sandbox.policy import (
     suggest_rules,
 )
 from swifty_sandbox.policy.agents import user_settings
-from swifty_sandbox.policy.engine import Host
+from swifty_sandbox.policy.engine import Host, always_allows
 from swifty_sandbox.policy.errors import ExitCode
 from swifty_sandbox.policy.limits import default_max_memory, default_max_processes
 from swifty_sandbox.policy.paths import is_within
@@ -253,6 +253,15 @@ class Sandbox:
                 lambda: hidden_links(policy))
         return self._host
 
+    def can_always(self, request: RequestLike) -> bool:
+        """Whether "always" may be offered for this request's ask: the rule it writes
+        would allow it (`policy.engine.always_allows`; not for a command the analysis
+        could not see into, plan mode's cap, …). Every surface that lists the choices
+        asks here."""
+        request = as_request(request)
+        host = self.host() if request.tool is not Tool.BASH else None
+        return always_allows(self.policy, request, self.mode, self.sandbox_mode, host)
+
     def always_allow(self, request: RequestLike) -> list[str]:
         """Record "always allow" for the request in the local rule file; returns the
         rules added. The policy is reloaded, so the next check sees them."""
@@ -309,8 +318,10 @@ class Sandbox:
         if answer is Answer.NO:
             return replace(decision, effect=Effect.DENY,
                            reason=t("decision.user_denied", reason=decision.reason))
-        if answer is Answer.ALWAYS:
+        if answer is Answer.ALWAYS and self.can_always(request):
             self.always_allow(request)
+        elif answer is Answer.ALWAYS:
+            pass  # no rule would allow it (it was not offered): yes, this once
         elif answer is not Answer.YES:
             assert_never(answer)
         return replace(decision, effect=Effect.ALLOW,
@@ -320,8 +331,7 @@ class Sandbox:
         """The ways to let an ask through without a person: the exact rule to add,
         `--sandbox auto` when only the mode asked for a command, a terminal."""
         ways = []
-        rules = suggest_rules(self.policy, request) if decision.layer is not Layer.ANALYSIS \
-            else []
+        rules = suggest_rules(self.policy, request) if self.can_always(request) else []
         if rules:
             ways.append(t("how.rule", rules=", ".join(f"`{r}`" for r in rules),
                           file=local_rules_path(self.policy.project, self.policy.home)))

@@ -300,7 +300,7 @@ def _search_check(box: Sandbox, call: HookCall, decision: Decision) -> Decision:
 
 def _how_to_allow(box: Sandbox, request: Request, decision: Decision, agent: Agent) -> str:
     """An ask the agent cannot put to a person: denied, saying how to allow it."""
-    rules = suggest_rules(box.policy, request) if decision.layer is not Layer.ANALYSIS else []
+    rules = suggest_rules(box.policy, request) if box.can_always(request) else []
     if rules:
         return t("hook.ask_denied", reason=decision.reason, agent=agent.display,
                  rules=", ".join(f"`{r}`" for r in rules),

@@ -38,7 +38,6 @@ from swifty_sandbox.messages import t
 from swifty_sandbox.policy import (
     Decision,
     Effect,
-    Layer,
     Mode,
     Request,
     SwiftyError,
@@ -58,11 +57,17 @@ EDIT_LIMIT = 16 << 20  # bytes of a file edit_file rewrites at most
 DEFAULT_TIMEOUT = 120.0
 
 
-class Approval(BaseModel):
+class ApprovalOnce(BaseModel):
+    """The form for an ask no rule can allow for good (`Sandbox.can_always`): no
+    "always", which would write a rule and ask again next time."""
+
+    allow: bool = Field(description=t("mcp.form.allow"))
+
+
+class Approval(ApprovalOnce):
     """What the elicitation form asks the person."""
 
-    allow: bool = Field(description="Allow this once")
-    always: bool = Field(default=False, description="Always allow it (adds a local rule)")
+    always: bool = Field(default=False, description=t("mcp.form.always"))
 
 
 def describe_sandbox(box: Sandbox) -> str:
@@ -80,7 +85,7 @@ def describe_sandbox(box: Sandbox) -> str:
 
 
 def _how_to_allow(box: Sandbox, request: Request, decision: Decision) -> str:
-    rules = suggest_rules(box.policy, request) if decision.layer is not Layer.ANALYSIS else []
+    rules = suggest_rules(box.policy, request) if box.can_always(request) else []
     if rules:
         return t("mcp.ask_denied", reason=decision.reason,
                  rules=", ".join(f"`{r}`" for r in rules),
@@ -95,6 +100,8 @@ class NotAsked(BaseModel):
     can_ask: bool
 
 
+# What a resolver returns: the form to put to the person, or why none.
+Question = Elicit[ApprovalOnce] | NotAsked  # the SDK: one form per resolver
 # The outcome the tool body receives for its question.
 Asked = ElicitationResult[Any]
 
@@ -132,7 +139,7 @@ class Tools:
             raise ToolError(e.diagnostics()) from e
         return self.box.check(request)
 
-    def question(self, request: Request, ctx: Context) -> Elicit[Approval] | NotAsked:
+    def question(self, request: Request, ctx: Context) -> Question:
         """The resolver: the question to put to the person, when the call is an ask."""
         decision = self.decide(request)
         if decision.effect is not Effect.ASK:
@@ -141,7 +148,7 @@ class Tools:
             return NotAsked(can_ask=False)
         text = _question(request, decision)
         self.asked.add(text)
-        return Elicit(text, Approval)
+        return Elicit(text, Approval if self.box.can_always(request) else ApprovalOnce)
 
     async def settle(self, request: Request, ctx: Context,
                      asked: Asked | None = None) -> tuple[Decision, Answer | None]:
@@ -161,9 +168,10 @@ class Tools:
             # they answered leads elsewhere now): their answer is not for this.
             raise ToolError(t("mcp.question_changed", reason=decision.reason))
         self.asked.discard(text)
-        if not isinstance(data, Approval) or not data.allow:  # declined, cancelled, no
+        if not isinstance(data, ApprovalOnce) or not data.allow:  # declined, no
             raise ToolError(t("decision.user_denied", reason=decision.reason))
-        return decision, Answer.ALWAYS if data.always else Answer.YES
+        always = isinstance(data, Approval) and data.always
+        return decision, Answer.ALWAYS if always else Answer.YES
 
     async def file_request(self, tool: Tool, path: str, ctx: Context,
                            asked: Asked | None = None) -> str:
@@ -176,7 +184,7 @@ class Tools:
         decision, answer = await self.settle(request, ctx, asked)
         if decision.effect is Effect.DENY:
             raise ToolError(decision.reason)
-        if answer is Answer.ALWAYS:
+        if answer is Answer.ALWAYS and self.box.can_always(request):
             self.box.always_allow(request)
         assert decision.target is not None  # every file decision carries it
         return decision.target
@@ -273,7 +281,7 @@ def build_server(box: Sandbox) -> MCPServer:
     server: MCPServer = MCPServer("swifty-sandbox", instructions=sandbox)
 
     def file_question(tool: Tool) -> Any:
-        def question(path: str, ctx: Context) -> Elicit[Approval] | NotAsked:
+        def question(path: str, ctx: Context) -> Question:
             try:
                 request = Request.file(tool, path)
             except ValueError:  # a NUL: the body reports it
@@ -281,7 +289,7 @@ def build_server(box: Sandbox) -> MCPServer:
             return tools.question(request, ctx)
         return question
 
-    def bash_question(command: str, ctx: Context) -> Elicit[Approval] | NotAsked:
+    def bash_question(command: str, ctx: Context) -> Question:
         return tools.question(Request.bash(command), ctx)
 
     read_question = file_question(Tool.READ_FILE)

@@ -293,7 +293,7 @@ class Server:
         def ask(req: Request, dec: Decision) -> Answer:
             if answers:  # deciding again before the run: the person has answered
                 return Answer.NO if answers[0] is Answer.NO else Answer.YES
-            answers.append(self.ask(id_, req, dec))
+            answers.append(self.ask(id_, req, dec, always=self.box.can_always(req)))
             return answers[0]
 
         if request.tool is Tool.BASH:
@@ -314,7 +314,7 @@ class Server:
             def ask_host(host: str, port: int) -> Answer:  # the proxy asks one at a time
                 return self.ask(id_, request, Decision(
                     Effect.ASK, t("net.ask", host=host, port=port), Layer.SANDBOX,
-                    "network"), host=host, port=port)
+                    "network"), host=host, port=port, always=True)
 
             # The output as it arrives, under the request's id; the send blocks while the
             # client does not read, which holds the command back (its pipe fills).

@@ -59,9 +59,11 @@ class LinuxBackend:
             status_fd = launch.status_pipe()
             # A program the exec would not find is looked up again inside, by a shell
             # that says so as shells do: prlimit, bwrap or the forwarder would each
-            # report it their own way, straight to a terminal we do not capture.
-            command = checked_argv(command, cwd=spec.cwd, path=host.environ.get("PATH"),
-                                   shell=_shell(spec))
+            # report it their own way, straight to a terminal we do not capture. (Not
+            # for `render`: its command may be a placeholder, `CMD ARG...`.)
+            if not host.dry:
+                command = checked_argv(command, cwd=spec.cwd, path=host.environ.get("PATH"),
+                                       shell=_shell(spec))
             if host.terminal:  # bwrap's --new-session left it none: our pty, inside
                 spec, command = controlled(spec, command)
             if host.network is not None:

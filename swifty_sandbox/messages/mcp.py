@@ -40,6 +40,8 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "在文本文件中将 `old_string` 替换为 `new_string`；除非设置 `replace_all`，"
         "`old_string` 必须恰好出现一次。{sandbox}",
     ),
+    "mcp.form.allow": ("Allow this once", "仅允许这一次"),
+    "mcp.form.always": ("Always allow it (adds a local rule)", "总是允许（添加一条本地规则）"),
     "mcp.elicit": (
         "swifty-sandbox: {reason}\n  {request}\nAllow it?",
         "swifty-sandbox：{reason}\n  {request}\n是否允许？",

@@ -105,7 +105,14 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "swifty-sandbox 询问：{reason}\n  {request}\n是否允许？[y] 是，[N] 否，[a] 总是"
         "（在你的本地规则文件中添加规则）：",
     ),
+    "prompt.question_once": (
+        "swifty-sandbox asks: {reason}\n  {request}\nAllow it? [y]es, [N]o (no rule can "
+        "allow this one for good): ",
+        "swifty-sandbox 询问：{reason}\n  {request}\n是否允许？[y] 是，[N] 否"
+        "（没有规则能永久允许此项）：",
+    ),
     "prompt.again": ("Please answer y, n or a.", "请回答 y、n 或 a。"),
+    "prompt.again_once": ("Please answer y or n.", "请回答 y 或 n。"),
     "prompt.not_run": ("swifty-sandbox: not run (you answered no).",
                        "swifty-sandbox：未运行（你选择了否）。"),
     "run.toolchain_fallback": (

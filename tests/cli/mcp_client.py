@@ -3,15 +3,17 @@ never loads into the test process, whose memory other tests measure).
 
     python tests/cli/mcp_client.py < steps.json > results.json
 
-stdin: {"project", "home", "approve": [substrings] | null, "env": {more variables for the
+stdin: {"project", "home", "approve": [substrings] | null, "always": answer "always" too,
+"env": {more variables for the
 server}, "steps": [...]} where a step
 is {"list": true}, {"call": name, "args": {...}} or {"write": path, "text": "..."};
 "on_ask": [{"rename": path, "to": path} | {"symlink": path, "to": target}] is done once,
 at the first elicitation, before it is answered (what a command still running could do
 while the person thinks).
 A call step with "progress": true asks for progress notifications.
-stdout: {"results": [...], "asked": [messages]}; a call's result is {"is_error", "text",
-"progress": [[seconds before the result, progress, message], ...]},
+stdout: {"results": [...], "asked": [messages], "forms": [each question's fields]}; a
+call's result is {"is_error", "text", "progress": [[seconds before the result, progress,
+message], ...]},
 a listing's is {"tools": {name: {"description", "properties"}}}.
 """
 
@@ -47,6 +49,7 @@ class Progress:
 def main() -> None:
     plan: dict[str, Any] = json.load(sys.stdin)
     asked: list[str] = []
+    forms: list[list[str]] = []  # each question's form: the fields it asks
     approve: list[str] | None = plan.get("approve")
 
     on_ask: list[dict[str, str]] = plan.get("on_ask", [])
@@ -54,6 +57,8 @@ def main() -> None:
     async def elicit(context: ClientRequestContext,
                      params: types.ElicitRequestParams) -> types.ElicitResult:
         asked.append(params.message)
+        schema = getattr(params, "requested_schema", None) or {}
+        forms.append(sorted(schema.get("properties", {})))
         while on_ask:
             change = on_ask.pop(0)
             if "rename" in change:
@@ -61,7 +66,8 @@ def main() -> None:
             else:
                 os.symlink(change["to"], change["symlink"])
         allow = any(word in params.message for word in approve or [])
-        return types.ElicitResult(action="accept", content={"allow": allow, "always": False})
+        return types.ElicitResult(action="accept", content={
+            "allow": allow, "always": bool(plan.get("always"))})
 
     params = StdioServerParameters(
         command=SCRIPT, args=["mcp", "--project", plan["project"]],
@@ -98,7 +104,7 @@ def main() -> None:
         return results
 
     results = anyio.run(run)
-    json.dump({"results": results, "asked": asked}, sys.stdout)
+    json.dump({"results": results, "asked": asked, "forms": forms}, sys.stdout)
 
 
 if __name__ == "__main__":

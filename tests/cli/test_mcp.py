@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from swifty_sandbox.policy import local_rules_path
+
 pytestmark = pytest.mark.bwrap
 CLIENT = Path(__file__).with_name("mcp_client.py")
 
@@ -189,3 +191,22 @@ def test_bash_output_arrives_as_progress_while_it_runs(project: Path, home: Path
     assert done == sorted(done) and len(set(done)) == len(done)
     assert streamed["text"] == plain["text"] and streamed["is_error"] is plain["is_error"]
     assert plain["progress"] == []
+
+
+def test_always_is_in_the_form_only_where_a_rule_can_allow(project: Path, home: Path
+                                                           ) -> None:
+    """A command the analysis cannot see into asks, and no rule lifts that: the form
+    has no "always", and an "always" answer anyway is yes once, writing no rule."""
+    plan = {"project": str(project), "home": str(home), "approve": ["once", "outside"],
+            "always": True, "steps": [
+                call("bash", command='eval "$x"; touch once.txt'),
+                call("write_file", path=str(project.parent / "outside.txt"), content="x")]}
+    done = subprocess.run([sys.executable, str(CLIENT)], input=json.dumps(plan), text=True,
+                          capture_output=True, check=False, timeout=120)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["forms"] == [["allow"], ["allow", "always"]], out
+    assert not out["results"][0]["is_error"] and (project / "once.txt").exists()
+    assert not out["results"][1]["is_error"], out
+    rules = local_rules_path(project, home).read_text()
+    assert "outside.txt" in rules and "eval" not in rules

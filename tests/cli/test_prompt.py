@@ -124,3 +124,16 @@ def test_without_a_terminal_the_denial_says_how_to_allow(project: Path, home: Pa
     assert "non-interactive" in result.stderr
     assert "`Bash(make build)`" in result.stderr and "permissions.local.yaml" in result.stderr
     assert "--sandbox auto" in result.stderr and "on a terminal" in result.stderr
+
+
+def test_always_is_not_offered_where_no_rule_can_allow(project: Path, home: Path) -> None:
+    """A command the analysis cannot see into asks in every mode and no rule lifts
+    that: "always" would write a rule and ask again next time, so it is not offered."""
+    term = Terminal(project, home, 'eval "$x"; echo ran > marker')
+    term.expect(b"[N]o (no rule can allow this one for good)")
+    assert QUESTION not in term.seen
+    term.send(b"a\n")
+    term.expect(b"Please answer y or n.")
+    term.send(b"y\n")
+    assert term.finish() == 0 and (project / "marker").exists()
+    assert QUESTION not in term.seen and not local_rules_path(project, home).exists()

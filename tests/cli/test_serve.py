@@ -103,6 +103,28 @@ def test_permission_request_and_always(project: Path, home: Path) -> None:
         agent.close()
 
 
+def test_a_permission_request_says_whether_always_can_be_kept(project: Path,
+                                                             home: Path) -> None:
+    """`always` is false where no rule can allow the request (the analysis could not
+    see into it): an "always" answer there is yes once, and writes no rule."""
+    agent = Agent(project, "--sandbox", "manual")
+    try:
+        agent.send(id=1, tool="Bash", command="echo kept")
+        offered = agent.receive()
+        assert (offered["type"], offered["always"]) == ("permission_request", True)
+        agent.send(id=1, type="permission_response", allow=False)
+        assert agent.receive()["exit_code"] == 126
+        agent.send(id=2, tool="Bash", command='eval "$x"; echo once')
+        unseen = agent.receive()
+        assert (unseen["type"], unseen["always"]) == ("permission_request", False)
+        agent.send(id=2, type="permission_response", allow=True, always=True)
+        result = agent.receive()
+        assert (result["exit_code"], result["stdout"]) == (0, "once\n")
+        assert not local_rules_path(project, home).exists()
+    finally:
+        agent.close()
+
+
 def test_bad_lines_get_errors(agent: Agent) -> None:
     agent.send(id=1, tool="Shell", command="ls")
     assert agent.receive()["type"] == "error"

@@ -10,6 +10,7 @@ import yaml
 
 from swifty_sandbox import Effect, Layer, PolicyFileError, Request, Sandbox, Tool
 from swifty_sandbox.policy import add_rules, local_rules_path
+from swifty_sandbox.sandbox.agents import Answer
 
 
 def _add_one(args: tuple[str, str, str, int]) -> list[str]:
@@ -85,3 +86,47 @@ def test_malformed_new_rule_is_not_written(project: Path, home: Path) -> None:
     with pytest.raises(PolicyFileError):
         add_rules(path, ["Bogus(x)"], Effect.ALLOW, project=project, home=home)
     assert not path.exists()
+
+
+# "always" is offered only where the rule it writes allows the request (each case proved
+# by writing that rule and deciding again, not by asking the function that offers it).
+ALWAYS_CASES = [
+    ("default", "make build", True),  # the mode table asks: a rule allows
+    ("default", "make -C ../other", True),  # a feature the exact rule names
+    ("default", "WriteFile:/etc/swifty-outside", True),  # the path sandbox asks
+    ("default", 'eval "$x"', False),  # the analysis could not see it: no rule lifts it
+    ("plan", "make build", False),  # plan mode caps commands at ask, rule or not
+    ("plan", "WriteFile:notes.txt", False),  # … and writes
+    ("default", "echo x > /etc/swifty-outside", False),  # a write beyond the roots
+]
+
+
+def _request(text: str) -> Request:
+    if text.startswith("WriteFile:"):
+        return Request.file(Tool.WRITE_FILE, text.split(":", 1)[1])
+    return Request.bash(text)
+
+
+@pytest.mark.parametrize(("mode", "text", "offered"), ALWAYS_CASES)
+def test_always_is_offered_exactly_where_its_rule_allows(
+        project: Path, home: Path, mode: str, text: str, offered: bool) -> None:
+    box = Sandbox(project, home=home, mode=mode, sandbox_mode="manual")
+    request = _request(text)
+    assert box.check(request).effect is Effect.ASK
+    assert box.can_always(request) is offered
+    box.always_allow(request)  # what "always" writes, taken anyway
+    assert (box.check(request).effect is Effect.ALLOW) is offered
+
+
+def test_an_always_answer_to_an_ask_no_rule_lifts_is_yes_once(
+        project: Path, home: Path) -> None:
+    """A client may answer "always" where it was not offered: yes this once, and no rule
+    written that would only ask again."""
+    box = Sandbox(project, home=home, mode="plan", sandbox_mode="manual",
+                  ask=lambda request, decision: Answer.ALWAYS)
+    assert box.resolve("make build").effect is Effect.ALLOW
+    assert not local_rules_path(project, home).exists()
+    offered = Sandbox(project, home=home, sandbox_mode="manual",
+                      ask=lambda request, decision: Answer.ALWAYS)
+    assert offered.resolve("make build").effect is Effect.ALLOW
+    assert "Bash(make build)" in local_rules_path(project, home).read_text()
