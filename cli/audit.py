@@ -28,22 +28,21 @@ from swifty_sandbox.sandbox.agents.effective import hidden_tracked_rules, settin
 
 from .common import echo_json, json_option, project_option, reports_errors
 from .sarif import to_sarif
+from .texts import TableGroup, argument, command, option
 
 
-@click.command(name="audit")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text",
-              show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
-@click.option("--strict", is_flag=True, help="Warnings fail too (exit 1).")
+@command("audit", help="help.audit")
+@option("--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text",
+        show_default=True, help="help.audit.format")
+@option("--json", "as_json", is_flag=True, help="help.audit.json")
+@option("--strict", is_flag=True, help="help.audit.strict")
 @project_option
-@click.argument("paths", nargs=-1, type=click.Path(dir_okay=False, path_type=Path))
+@argument("paths", nargs=-1, type=click.Path(dir_okay=False, path_type=Path),
+          metavar="help.meta.paths")
 @reports_errors
 def audit_command(fmt: str, as_json: bool, strict: bool, project: Path | None,
                   paths: tuple[Path, ...]) -> None:
-    """Lint rule and config files: exit 0 clean, 1 findings, 2 error.
-
-    Without PATHs: the project's and your own .swifty files.
-    """
+    """`audit` (its help: `help.audit`)."""
     root = find_project(project or Path.cwd())
     home = Path.home()
     files = list(paths) or default_paths(root, home)
@@ -81,18 +80,17 @@ def hidden_tracked_findings(root: Path, files: list[Path]) -> list[Finding]:
             for path, rule in hits if os.path.realpath(rule.file) in audited]
 
 
-@click.group(name="policy")
+@click.group(name="policy", cls=TableGroup, help_key="help.policy")
 def policy_group() -> None:
-    """Inspect the effective policy."""
+    """`policy` (its help: `help.policy`)."""
 
 
-@policy_group.command(name="show")
+@policy_group.command(name="show", help_key="help.policy.show")
 @project_option
 @json_option
 @reports_errors
 def policy_show(project: Path | None, as_json: bool) -> None:
-    """Every rule of the three layers, highest priority first, and which later rule of
-    the same file shadows it — for "why was this allowed?"."""
+    """`policy show` (its help: `help.policy.show`)."""
     box = Sandbox(project)
     rows = []
     for layer in box.policy.layers:
@@ -155,11 +153,10 @@ def _show_effective(found: dict[str, Any]) -> None:
         paths("hidden_tracked", found["hidden_tracked"])
 
 
-@click.command(name="schema")
-@click.argument("which", type=click.Choice(["permissions", "config", "profile"]),
-                default="permissions")
+@command("schema", help="help.schema")
+@argument("which", type=click.Choice(["permissions", "config", "profile"]),
+          default="permissions", metavar="help.meta.which")
 def schema_command(which: str) -> None:
-    """Print the JSON Schema of permissions*.yaml, config.yaml or a profile (for editors:
-    `# yaml-language-server: $schema=…`)."""
+    """`schema` (its help: `help.schema`)."""
     text = (resources.files("swifty_sandbox.profiles") / f"{which}.schema.json").read_text()
     click.echo(text, nl=False)

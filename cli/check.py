@@ -24,6 +24,7 @@ from .common import (
     sandbox_option,
     warn,
 )
+from .texts import argument, command, option
 
 EXIT_FOR = {Effect.ALLOW: ExitCode.OK, Effect.DENY: ExitCode.DENY,
             Effect.ASK: ExitCode.ASK}
@@ -57,28 +58,21 @@ def _run_batch(box: Sandbox, batch: IO[bytes]) -> ExitCode:
     return worst
 
 
-@click.command()
+@command(help="help.check")
 @project_option
 @mode_option
 @sandbox_option
 @json_option
-@click.option("--batch", type=click.File("rb"), help="JSON lines: one command per line.")
-@click.option("-c", "command", help="A shell command string.")
-@click.option("--tool", "tool_name", type=click.Choice(TOOL_NAMES), default="Bash",
-              show_default=True,
-              help="Bash, ReadFile, WriteFile or EditFile (aliases Read, Write, Edit).")
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@option("--batch", type=click.File("rb"), help="help.check.batch", metavar="help.meta.file")
+@option("-c", "command", help="help.check.command", metavar="help.meta.command")
+@option("--tool", "tool_name", type=click.Choice(TOOL_NAMES), default="Bash",
+        show_default=True, help="help.check.tool")
+@argument("args", nargs=-1, type=click.UNPROCESSED, metavar="help.meta.args")
 @reports_errors
 def check(project: Path | None, mode: str | None, sandbox_mode: str | None, as_json: bool,
           batch: IO[bytes] | None, command: str | None, tool_name: str,
           args: tuple[str, ...]) -> None:
-    """Decide a request: exit 0 allow, 1 deny, 3 ask, 2 error.
-
-    \b
-      swifty-sandbox check -- git push --force
-      swifty-sandbox check -c 'git status && npm test'
-      swifty-sandbox check --tool ReadFile .env
-    """
+    """`check` (its help: `help.check`)."""
     tool = Tool.parse(tool_name) or Tool.BASH  # click.Choice admits known names only
     given = sum(x is not None and x != () for x in (batch, command, args or None))
     if given == 0:

@@ -20,23 +20,20 @@ from swifty_sandbox.messages import t
 from swifty_sandbox.policy import Mode, SandboxMode, SwiftyError, Tool
 from swifty_sandbox.policy.errors import ExitCode
 
+from .texts import option
+
 TOOL_NAMES = [*(tool.value for tool in Tool), "Read", "Write", "Edit"]
 
-project_option = click.option(
-    "--project", type=click.Path(file_okay=False, path_type=Path),
-    help="Project root (default: the git top-level of the current directory, else it).")
-mode_option = click.option(
-    "--mode", type=click.Choice([m.value for m in Mode]),
-    help="Permission mode (default: permissions.defaultMode from config.yaml).")
-sandbox_option = click.option(
+project_option = option(
+    "--project", type=click.Path(file_okay=False, path_type=Path), help="help.project",
+    metavar="help.meta.dir")
+mode_option = option("--mode", type=click.Choice([m.value for m in Mode]), help="help.mode")
+sandbox_option = option(
     "--sandbox", "sandbox_mode", type=click.Choice([m.value for m in SandboxMode]),
-    help="auto: confined and auto-allowed; manual: confined, asks stay; off: UNCONFINED.")
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-backend_option = click.option(
-    "--backend", type=click.Choice(["auto", "bwrap", "landlock"]),
-    help="Linux: bwrap (namespaces), landlock (where namespaces are refused), or auto "
-         "(bwrap where it can, else Landlock; default: $SWIFTY_BACKEND, then "
-         "sandbox.backend).")
+    help="help.sandbox")
+json_option = option("--json", "as_json", is_flag=True, help="help.json")
+backend_option = option("--backend", type=click.Choice(["auto", "bwrap", "landlock"]),
+                        help="help.backend")
 
 
 def echo_json(obj: object) -> None:
@@ -130,8 +127,5 @@ def _network_entries(ctx: click.Context, param: click.Parameter, values: tuple[s
     return values
 
 
-allow_net_option = click.option(
-    "--allow-net", "allow_net", multiple=True, metavar="HOST", callback=_network_entries,
-    help="Let the command reach HOST through the egress proxy (repeatable): a name, "
-         "*.domain, HOST:PORT, an IP or CIDR, or a preset (@pypi, @npm, @crates, @go, "
-         "@github, @rubygems, @maven). Adds to network.allow in config.yaml.")
+allow_net_option = option("--allow-net", "allow_net", multiple=True, metavar="help.meta.host",
+                          callback=_network_entries, help="help.allow_net")

@@ -21,22 +21,20 @@ from .common import (
     project_option,
     reports_errors,
 )
+from .texts import argument, command, option
 
 
-@click.command(name="compile")
-@click.option("--target", type=click.Choice(list(TARGETS)),
-              help="What to print (default: the backend's own: bwrap, or landlock with "
-                   "--backend landlock).")
+@command("compile", help="help.compile")
+@option("--target", type=click.Choice(list(TARGETS)), help="help.compile.target")
 @backend_option
 @project_option
 @mode_option
 @json_option
-@click.option("--bundle", type=click.Path(file_okay=False, path_type=Path),
-              help="oci: the bundle directory to write; kubernetes: where to write the "
-                   "seccomp profile for the nodes.")
-@click.option("--image", default=DEFAULT_IMAGE, show_default=True,
-              help="kubernetes: the container image.")
-@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+@option("--bundle", type=click.Path(file_okay=False, path_type=Path),
+        help="help.compile.bundle", metavar="help.meta.dir")
+@option("--image", default=DEFAULT_IMAGE, show_default=True, help="help.compile.image",
+        metavar="help.meta.image")
+@argument("command", nargs=-1, type=click.UNPROCESSED, metavar="help.meta.args")
 @reports_errors
 def compile_command(target: str | None, backend: str | None, project: Path | None,
                     mode: str | None,

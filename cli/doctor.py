@@ -9,20 +9,16 @@ from swifty_sandbox.policy.errors import ExitCode
 from swifty_sandbox.sandbox.run.doctor import diagnose
 
 from .common import backend_option, echo_json, json_option, reports_errors
+from .texts import command, option
 
 
-@click.command()
+@command(help="help.doctor")
 @json_option
 @backend_option
-@click.option("--fix", is_flag=True,
-              help="As root: write the AppArmor profile that lets this bwrap make "
-                   "namespaces (Ubuntu 24.04+), after showing it, and load it.")
+@option("--fix", is_flag=True, help="help.doctor.fix")
 @reports_errors
 def doctor(as_json: bool, backend: str | None, fix: bool) -> None:
-    """Check this platform's sandbox (bubblewrap, namespaces and seccomp on Linux;
-    sandbox-exec on macOS) and every agent hook installed for this project or user
-    (it runs, it is on every event, the agent runs it: Codex's trust); exit 0 when
-    `run` can confine and every installed hook works."""
+    """`doctor` (its help: `help.doctor`)."""
     import os
     from pathlib import Path
 

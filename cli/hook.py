@@ -18,6 +18,8 @@ from swifty_sandbox.sandbox.agents.hooks import (
     blocked,
 )
 
+from .texts import argument, command
+
 
 def runner() -> list[str]:
     """How the rewritten command calls us back: the installed script next to this
@@ -29,20 +31,10 @@ def runner() -> list[str]:
     return [sys.executable, "-P", "-m", "swifty_sandbox.cli"]
 
 
-@click.command()
-@click.argument("agent", type=click.Choice([a.value for a in Agent]))
+@command(help="help.hook")
+@argument("agent", type=click.Choice([a.value for a in Agent]), metavar="help.meta.agent")
 def hook(agent: str) -> None:
-    """Answer AGENT's pre-tool hook: its JSON on stdin, our decision on stdout.
-
-    \b
-      claude-code  PreToolUse: allow | deny | ask; an allowed Bash command is
-                   rewritten to run confined through `swifty-sandbox run`
-      codex        PreToolUse (Bash): deny with the reason, or no objection
-      gemini       BeforeTool (run_shell_command): {"decision", "reason"}
-      cursor       beforeShellExecution: {"permission", "user_message", "agent_message"}
-    Broken input or any error blocks the tool call (exit 2, the reason on stderr).
-    Installed by `swifty-sandbox init AGENT`.
-    """
+    """`hook AGENT` (its help: `help.hook`)."""
     which = Agent(agent)
     try:
         answer = answer_hook(which, sys.stdin.buffer.read(MAX_INPUT + 1), runner())

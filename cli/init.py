@@ -25,6 +25,7 @@ from swifty_sandbox.policy.store import write_atomically
 
 from .common import project_option, reports_errors
 from .hook import runner
+from .texts import argument, command, option
 
 
 class SettingsFileError(SwiftyError):
@@ -167,24 +168,13 @@ def _show(path: Path, old: str | None, new: str) -> None:
     click.echo("".join(diff), nl=False)
 
 
-@click.command("init")
-@click.argument("agent", type=click.Choice([a.value for a in Agent]))
-@click.option("--user", is_flag=True,
-              help="Install in your own settings (~/.claude, ~/.codex, …) for every "
-                   "project, instead of the project's.")
+@command("init", help="help.init")
+@argument("agent", type=click.Choice([a.value for a in Agent]), metavar="help.meta.agent")
+@option("--user", is_flag=True, help="help.init.user")
 @project_option
 @reports_errors
 def init_command(agent: str, user: bool, project: Path | None) -> None:
-    """Install the swifty-sandbox hook into AGENT's settings, showing the diff.
-
-    \b
-      claude-code  .claude/settings.json   (PreToolUse)
-      codex        .codex/hooks.json       (PreToolUse)
-      gemini       .gemini/settings.json   (BeforeTool)
-      cursor       .cursor/hooks.json      (beforeShellExecution)
-    (Your "always allow" rules live in ~/.swifty/projects/, outside the project, so
-    nothing needs adding to .gitignore.)
-    """
+    """`init AGENT` (its help: `help.init`)."""
     which = Agent(agent)
     root = find_project(project if project is not None else Path.cwd())
     info = which.info

@@ -10,6 +10,10 @@ import importlib
 
 import click
 
+from .texts import TableGroup, install, option, text
+
+install()  # click's own words from the message table too
+
 _COMMANDS = {
     "check": "check:check",
     "run": "run:run",
@@ -27,7 +31,7 @@ _COMMANDS = {
 }
 
 
-class LazyGroup(click.Group):
+class LazyGroup(TableGroup):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(_COMMANDS)
 
@@ -41,7 +45,19 @@ class LazyGroup(click.Group):
         return command
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="swifty-sandbox")
+def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from importlib.metadata import version
+
+    click.echo(text("usage.version") % {"prog": "swifty-sandbox",
+                                        "version": version("swifty-sandbox")})
+    ctx.exit()
+
+
+@click.group(cls=LazyGroup, help_key="help.main",
+             context_settings={"help_option_names": ["-h", "--help"]})
+@option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_version,
+        help="help.version")
 def main() -> None:
-    """Confine the shell commands and file operations of an AI coding agent."""
+    """The group (its help: `help.main`)."""

@@ -25,6 +25,7 @@ from .common import (
     sandbox_option,
     warn,
 )
+from .texts import Seconds, argument, command, option
 
 _ANSWERS = {"y": Answer.YES, "yes": Answer.YES, "n": Answer.NO, "no": Answer.NO,
             "a": Answer.ALWAYS, "always": Answer.ALWAYS, "": Answer.NO}
@@ -98,43 +99,28 @@ def _approved(request: Request, decision: Decision) -> Answer:
 
 # Options end at the first argument (`run ls -la`, as `env` and `sudo` read theirs); an
 # unknown option before it is a usage error, never the program to run.
-@click.command(context_settings={"allow_interspersed_args": False})
+@command(help="help.run", context_settings={"allow_interspersed_args": False})
 @project_option
 @mode_option
 @sandbox_option
 @backend_option
 @json_option
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
-              help="Wall-clock limit in seconds (exit 124).")
-@click.option("--max-processes", "max_processes", metavar="N",
-              help="Cap on the command's processes and threads, or `unlimited` "
-                   "(default: sandbox.limits.processes, else 1024 or 32 per CPU).")
-@click.option("--max-memory", "max_memory", metavar="SIZE",
-              help="Cap on the command's memory: 4G, 512M, 50% (of physical memory) or "
-                   "`unlimited` (default: sandbox.limits.memory, else 75%).")
-@click.option("-c", "command", help="A shell command string (run with bash -c).")
+@option("--timeout", type=Seconds(), help="help.run.timeout",
+        metavar="help.meta.seconds")
+@option("--max-processes", "max_processes", metavar="help.meta.n",
+        help="help.run.max_processes")
+@option("--max-memory", "max_memory", metavar="help.meta.size", help="help.run.max_memory")
+@option("-c", "command", help="help.run.command", metavar="help.meta.command")
 @allow_net_option
-@click.option("--approved", is_flag=True,
-              help="A person already approved this command in the agent's own prompt "
-                   "(written by `hook claude-code`): an ask runs, a deny still holds.")
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@option("--approved", is_flag=True, help="help.run.approved")
+@argument("args", nargs=-1, type=click.UNPROCESSED, metavar="help.meta.args")
 @reports_errors
 def run(project: Path | None, mode: str | None, sandbox_mode: str | None,
         backend: str | None, as_json: bool,
         timeout: float | None, max_processes: str | None, max_memory: str | None,
         command: str | None, allow_net: tuple[str, ...], approved: bool,
         args: tuple[str, ...]) -> None:
-    """Run a command confined: no network, writes only in the project and temp dirs.
-
-    Exit status: the command's own; 127 command not found; 126 denied by policy (or
-    not executable: then `--json`'s decision is "allow"); 125 the sandbox could not be
-    set up; 124 timeout; 130 interrupted (Ctrl-C); 2 a usage error, a broken rule or
-    config file, or a project directory that does not exist.
-
-    \b
-      swifty-sandbox run -- npm test
-      swifty-sandbox run -c 'make && ./bin/check'
-    """
+    """`run` (its help: `help.run` in the message table)."""
     if (command is None) == (not args):
         raise UsageError(t("cli.need_command"))
     try:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import click
-
 from swifty_sandbox.sandbox.agents import Sandbox
 from swifty_sandbox.sandbox.agents.serve import Server
 
@@ -19,9 +17,10 @@ from .common import (
     sandbox_option,
     warn,
 )
+from .texts import command
 
 
-@click.command()
+@command(help="help.serve")
 @project_option
 @mode_option
 @sandbox_option
@@ -30,16 +29,7 @@ from .common import (
 @reports_errors
 def serve(project: Path | None, mode: str | None, sandbox_mode: str | None,
           backend: str | None, allow_net: tuple[str, ...]) -> None:
-    """Run requests from stdin, one JSON object per line, answering on stdout.
-
-    \b
-      {"id": 1, "tool": "Bash", "command": "npm test", "timeout": 300}
-      {"id": 2, "tool": "ReadFile", "path": ".env"}
-    An ask becomes {"id", "type": "permission_request", …}; answer it with
-    {"id", "type": "permission_response", "allow": true, "always": false}.
-    Requests may be pipelined; answers come as they finish (match them by id).
-    Closing stdin kills the commands still running. See docs/protocol.md.
-    """
+    """`serve` (its help: `help.serve`)."""
     box = Sandbox(project, mode=mode, sandbox_mode=sandbox_mode, allow_net=allow_net,
                   backend=backend, surface="serve")
     for warning in box.warnings:

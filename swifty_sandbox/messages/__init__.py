@@ -19,6 +19,7 @@ from . import (
     decisions,
     doctor,
     files,
+    help,
     hooks,
     mcp,
     network,
@@ -26,10 +27,11 @@ from . import (
     protocol,
     record,
     run,
+    usage,
 )
 
 DOMAINS = (files, decisions, confinement, run, network, hooks, mcp, protocol, audit, doctor,
-           cli, oci, record)
+           cli, oci, record, help, usage)
 
 MESSAGES: dict[str, tuple[str, str]] = {
     key: texts for domain in DOMAINS for key, texts in domain.MESSAGES.items()}

@@ -105,8 +105,8 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "An example or template file: add a `ReadFile(...)` allow rule for it below the "
         "deny in the same file (the last match in a file wins). A real secret: stop "
         "tracking it (`git rm --cached FILE`).",
-        "示例或模板文件：在同一文件中该 deny 规则之后为它添加 `ReadFile(...)` allow 规则（文件中"
-        "最后匹配的规则生效）。真正的机密：停止跟踪它（`git rm --cached FILE`）。",
+        "示例或模板文件：在同一文件中该 `deny` 规则之后为它添加 `ReadFile(...)` `allow` 规则"
+        "（文件中最后匹配的规则生效）。真正的机密：停止跟踪它（`git rm --cached FILE`）。",
     ),
     "policy.effective.header": ("effective settings (what `run` gets now):",
                                 "当前生效的设置（`run` 现在得到的）："),
@@ -120,7 +120,8 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "policy.effective.writable": ("  writable roots ({count}):", "  可写根目录（{count}）："),
     "policy.effective.created": ("    {path}: missing, created by the next run",
                                  "    {path}：不存在，下次运行时创建"),
-    "policy.effective.tmp": ("  tmp: {mode}, {path} at {at}", "  tmp：{mode}，{path} 挂载于 {at}"),
+    "policy.effective.tmp": ("  tmp: {mode}, {path} at {at}",
+                             "  `tmp`：{mode}，{path} 挂载于 {at}"),
     "policy.effective.toolchains": (
         "  toolchain caches: {mode}, {path} ({env})", "  工具链缓存：{mode}，{path}（{env}）"),
     "policy.effective.read_only": ("  read-only in writable roots ({count}):",
@@ -128,7 +129,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "policy.effective.hidden": ("  hidden ({count}):", "  隐藏（{count}）："),
     "policy.effective.hidden_tracked": (
         "  hidden and tracked by git ({count}; git inside cannot diff or commit them):",
-        "  隐藏且被 git 跟踪（{count}；沙箱内 git 无法 diff 或提交它们）："),
+        "  隐藏且被 git 跟踪（{count}；沙箱内 git 无法比较或提交它们）："),
     "audit.risky-network": (
         "network.allow `{entry}`: {why}",
         "network.allow `{entry}`：{why}",

@@ -57,7 +57,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "--project DIR; to really allow it, name it in `sandbox.writable` of "
         "~/.swifty/config.yaml. The command did not run.",
         "拒绝将 {root} 设为可写：它不是一个项目（/、系统目录、主目录或其上级目录）。"
-        "请在项目目录中运行，或传入 --project DIR；如确需允许，请在 ~/.swifty/config.yaml "
+        "请在项目目录中运行，或传入 `--project 目录`；如确需允许，请在 ~/.swifty/config.yaml "
         "的 `sandbox.writable` 中写明它。命令未运行。",
     ),
     "setup.symlink": (
@@ -125,11 +125,11 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "limits.root_nproc": (
         "you are root, for whom the kernel does not enforce RLIMIT_NPROC, and no "
         "writable cgroup (pids controller) was found",
-        "当前为 root，内核对 root 不执行 RLIMIT_NPROC，且未找到可写的 cgroup（pids 控制器）",
+        "当前为 root，内核对 root 不执行 RLIMIT_NPROC，且未找到可写的 cgroup（`pids` 控制器）",
     ),
     "limits.no_prlimit": (
         "prlimit (util-linux) was not found in /usr/bin or /bin",
-        "在 /usr/bin 或 /bin 中未找到 prlimit（util-linux）",
+        "在 /usr/bin 或 /bin 中未找到 `prlimit`（`util-linux`）",
     ),
     "limits.bad_processes": (
         "a process cap must be a positive whole number or `unlimited`, found `{value}`",

@@ -8,51 +8,51 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "Denied (recursive-delete): `{command}` recursively deletes `/`, the home "
         "directory, a system directory or everything here. Delete specific paths inside "
         "the project instead.",
-        "已拒绝（recursive-delete）：`{command}` 会递归删除 `/`、主目录、系统目录"
+        "已拒绝（`recursive-delete`）：`{command}` 会递归删除 `/`、主目录、系统目录"
         "或当前目录全部内容。"
         "请改为删除项目内的具体路径。",
     ),
     "blacklist.mkfs": (
         "Denied (mkfs): `{command}` creates a file system and destroys what the device "
         "holds.",
-        "已拒绝（mkfs）：`{command}` 会创建文件系统并销毁设备上的数据。",
+        "已拒绝（`mkfs`）：`{command}` 会创建文件系统并销毁设备上的数据。",
     ),
     "blacklist.block-device-write": (
         "Denied (block-device-write): `{command}` writes to a block device and can "
         "destroy a disk.",
-        "已拒绝（block-device-write）：`{command}` 会写入块设备，可能毁掉整块磁盘。",
+        "已拒绝（`block-device-write`）：`{command}` 会写入块设备，可能毁掉整块磁盘。",
     ),
     "blacklist.recursive-chmod-chown": (
         "Denied (recursive-chmod-chown): `{command}` changes permissions or owners "
         "recursively on `/`, the home directory or a system directory. Target the "
         "project's own files.",
-        "已拒绝（recursive-chmod-chown）：`{command}` 会递归修改 `/`、主目录或系统目录的"
+        "已拒绝（`recursive-chmod-chown`）：`{command}` 会递归修改 `/`、主目录或系统目录的"
         "权限或属主。"
         "请只针对项目自己的文件。",
     ),
     "blacklist.fork-bomb": (
         "Denied (fork-bomb): function `{command}` calls itself in a pipe or in the "
         "background: a fork bomb.",
-        "已拒绝（fork-bomb）：函数 `{command}` 在管道或后台中调用自身：这是 fork 炸弹。",
+        "已拒绝（`fork-bomb`）：函数 `{command}` 在管道或后台中调用自身：这是 `fork` 炸弹。",
     ),
     "blacklist.pipe-to-interpreter": (
         "Denied (pipe-to-interpreter): `{command}` runs downloaded or decoded content as "
         "code. Download to a file, read it, then run it as a separate step.",
-        "已拒绝（pipe-to-interpreter）：`{command}` 会把下载或解码的内容当作代码运行。"
+        "已拒绝（`pipe-to-interpreter`）：`{command}` 会把下载或解码的内容当作代码运行。"
         "请先下载到文件、检查内容，再单独运行。",
     ),
     "blacklist.git-destructive": (
         "Denied (git-destructive): `git {sub}` as written (`{command}`) discards work "
         "or rewrites shared history. Use a non-destructive form, or ask the user to run it.",
-        "已拒绝（git-destructive）：此处的 `git {sub}`（`{command}`）会丢弃工作或改写共享历史。"
+        "已拒绝（`git-destructive`）：此处的 `git {sub}`（`{command}`）会丢弃工作或改写共享历史。"
         "请使用非破坏性的形式，或请用户自行运行。",
     ),
     "blacklist.long-sleep": (
         "Denied (long-sleep): `{command}` sleeps {seconds} s (limit {limit} s, `?` = not "
         "computable). Poll in short steps (e.g. `sleep 5` in a loop that checks the "
         "condition) under an overall timeout.",
-        "已拒绝（long-sleep）：`{command}` 休眠 {seconds} 秒（上限 {limit} 秒，`?` 表示无法计算）。"
-        "请在总超时内分小步轮询（例如在检查条件的循环中 `sleep 5`）。",
+        "已拒绝（`long-sleep`）：`{command}` 休眠 {seconds} 秒（上限 {limit} 秒，`?` 表示无法"
+        "计算）。请在总超时内分小步轮询（例如在检查条件的循环中 `sleep 5`）。",
     ),
     "decision.rule": (
         "{effect_word} by rule `{rule}` ({file}:{line}).",
@@ -179,7 +179,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "word.read": ("read", "读取"),
     "word.write": ("write files", "写文件"),
     "word.command": ("run commands", "运行命令"),
-    "word.policy_file": ("swifty policy file", "swifty 策略文件"),
+    "word.policy_file": ("swifty policy file", "swifty-sandbox 策略文件"),
     "word.profile_protected": ("protected by the sandbox profile", "受沙箱配置保护"),
     "word.by_cgroup": ("a cgroup of its own ({where})", "独立的 cgroup（{where}）"),
     "word.by_rlimit": (

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 MESSAGES: dict[str, tuple[str, str]] = {
-    "doctor.user": ("uid {uid}", "用户 uid {uid}"),
+    "doctor.user": ("uid {uid}", "用户 UID {uid}"),
     "doctor.user_root": ("uid {uid} (root: the sandbox still drops every capability)",
-                         "uid {uid}（root：沙箱仍会去掉所有特权）"),
+                         "UID {uid}（root：沙箱仍会去掉所有特权）"),
     "doctor.not_found": ("not found", "未找到"),
     "doctor.namespaces_ok": ("user, PID and network namespaces can be created",
                              "可以创建用户、PID 和网络命名空间"),
@@ -32,7 +32,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "doctor.fix.container": (
         "in a container, allow user namespaces (e.g. a seccomp profile or runtime that "
         "permits unshare)",
-        "在容器中请允许用户命名空间（例如使用允许 unshare 的 seccomp 配置或运行时）",
+        "在容器中请允许用户命名空间（例如使用允许 `unshare` 的 seccomp 配置或运行时）",
     ),
     "doctor.fix_label": ("fix", "修复"),
     "doctor.agent_ok": (

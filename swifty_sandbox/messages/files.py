@@ -153,6 +153,6 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "配置 `{name}` 继承了自身（直接或间接）",
     ),
     "programs.bad_regex": ("invalid regular expression: {error}", "无效的正则表达式：{error}"),
-    "programs.not_bool": ("`{key}` must be true or false", "`{key}` 必须为 true 或 false"),
+    "programs.not_bool": ("`{key}` must be true or false", "`{key}` 必须为 `true` 或 `false`"),
     "programs.not_count": ("`{key}` must be a whole number", "`{key}` 必须为非负整数"),
 }

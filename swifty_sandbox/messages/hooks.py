@@ -96,7 +96,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "warning: the hook calls {problem}. Install swifty-sandbox outside the project "
         "(`pipx install` or `uv tool install`, see the README), then run this again.",
         "警告：钩子调用的是 {problem}。请在项目之外安装 swifty-sandbox（`pipx install` 或 "
-        "`uv tool install`，见 README），然后再次运行本命令。",
+        "`uv tool install`，见 README.md），然后再次运行本命令。",
     ),
     "init.trust_codex": (
         "Codex runs this hook only after you trust it, and reads {file} only in a "

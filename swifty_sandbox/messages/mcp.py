@@ -54,13 +54,13 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "mcp.ask_denied": (
         "{reason} Not done: this MCP client cannot ask a person (no elicitation). To "
         "allow it, add {rules} with `effect: allow` to {file}.",
-        "{reason} 未执行：此 MCP 客户端无法询问用户（不支持 elicitation）。如需允许，"
+        "{reason} 未执行：此 MCP 客户端无法询问用户（不支持 MCP 征询）。如需允许，"
         "请将 {rules}（`effect: allow`）加入 {file}。",
     ),
     "mcp.ask_denied_norule": (
         "{reason} Not done: this MCP client cannot ask a person (no elicitation), and no "
         "exact rule can allow this command. Split it into plain commands.",
-        "{reason} 未执行：此 MCP 客户端无法询问用户（不支持 elicitation），且没有精确的规则"
+        "{reason} 未执行：此 MCP 客户端无法询问用户（不支持 MCP 征询），且没有精确的规则"
         "能允许该命令。请拆分为普通命令。",
     ),
     "mcp.exit": ("\n[exit code {code}]", "\n[退出码 {code}]"),
@@ -84,6 +84,6 @@ MESSAGES: dict[str, tuple[str, str]] = {
     ),
     "mcp.missing": (
         "the MCP server needs the `mcp` package: pip install 'swifty-sandbox[mcp]'",
-        "MCP 服务器需要 `mcp` 包：pip install 'swifty-sandbox[mcp]'",
+        "MCP 服务器需要 `mcp` 包：`pip install 'swifty-sandbox[mcp]'`",
     ),
 }

@@ -6,7 +6,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "serve.not_bool": (
         "`{key}` must be true or false (a JSON boolean), found {found}; the request is "
         "denied",
-        "`{key}` 必须是 true 或 false（JSON 布尔值），实际为 {found}；该请求被拒绝",
+        "`{key}` 必须是 `true` 或 `false`（JSON 布尔值），实际为 {found}；该请求被拒绝",
     ),
     "serve.bad_timeout": (
         "`timeout` must be a positive number of seconds, found {found}; nothing ran",
@@ -14,11 +14,11 @@ MESSAGES: dict[str, tuple[str, str]] = {
     ),
     "serve.unknown_id": (
         "no permission request with id {id} is waiting (waiting: {waiting})",
-        "没有 id 为 {id} 的权限请求在等待（正在等待的是 {waiting}）",
+        "没有 `id` 为 {id} 的权限请求在等待（正在等待的是 {waiting}）",
     ),
     "serve.no_waiter": (
         "no permission request with id {id} is waiting",
-        "没有 id 为 {id} 的权限请求在等待",
+        "没有 `id` 为 {id} 的权限请求在等待",
     ),
     "serve.not_started": (
         "stdin closed before this command started; nothing ran",

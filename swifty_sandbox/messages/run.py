@@ -111,8 +111,8 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "swifty-sandbox 询问：{reason}\n  {request}\n是否允许？[y] 是，[N] 否"
         "（没有规则能永久允许此项）：",
     ),
-    "prompt.again": ("Please answer y, n or a.", "请回答 y、n 或 a。"),
-    "prompt.again_once": ("Please answer y or n.", "请回答 y 或 n。"),
+    "prompt.again": ("Please answer y, n or a.", "请回答 “y”、“n” 或 “a”。"),
+    "prompt.again_once": ("Please answer y or n.", "请回答 “y” 或 “n”。"),
     "prompt.not_run": ("swifty-sandbox: not run (you answered no).",
                        "swifty-sandbox：未运行（你选择了否）。"),
     "run.toolchain_fallback": (
@@ -140,8 +140,8 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "the same file (see `swifty-sandbox audit`).",
         "swifty-sandbox：本次运行隐藏了 {count} 个被 git 跟踪的路径（{paths}）：git 认为它们"
         "已改变却无法读取，因此 `git diff`、`git add -A` 和 `git commit -a` 会报错停止（不会记录"
-        "任何内容）。请按文件名提交其他文件，或允许读取该文件：在同一文件中 deny 规则之后添加"
-        "一条 `ReadFile(...)` allow 规则（见 `swifty-sandbox audit`）。",
+        "任何内容）。请按文件名提交其他文件，或允许读取该文件：在同一文件中 `deny` 规则之后添加"
+        "一条 `ReadFile(...)` `allow` 规则（见 `swifty-sandbox audit`）。",
     ),
     "run.hidden_tracked_more": (", and {count} more", "，另有 {count} 个"),
     "run.not_found": (
@@ -172,7 +172,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "ABI {abi} instead (what differs: the README's backend table; `swifty-sandbox "
         "doctor` shows the fix)",
         "swifty-sandbox：bwrap 无法在此创建命名空间（{why}）：改用 Landlock ABI {abi} 限制"
-        "（差异见 README 的后端对照表；`swifty-sandbox doctor` 给出修复方法）",
+        "（差异见 README.md 的后端对照表；`swifty-sandbox doctor` 给出修复方法）",
     ),
     "run.repaired": (
         "{path} is protected and the command changed it (Landlock cannot keep it "
@@ -205,7 +205,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "violation.op.create": ("creating", "创建"),
     "violation.op.remove": ("removing", "删除"),
     "violation.op.connect": ("the connection to", "连接"),
-    "violation.op.resolve": ("a name lookup (DNS)", "域名解析（DNS）"),
+    "violation.op.resolve": ("a name lookup (DNS)", "域名解析"),
     "violation.op.memory": ("more memory", "更多内存"),
     "violation.op.processes": ("more processes", "更多进程"),
     "violation.rule.outside": (
@@ -235,11 +235,11 @@ MESSAGES: dict[str, tuple[str, str]] = {
     ),
     "violation.fix.hidden_rule": (
         "add the rule ReadFile({path}) with effect allow below it in {file}",
-        "在 {file} 中该规则之下添加规则 ReadFile({path})，effect 为 allow",
+        "在 {file} 中该规则之下添加规则 `ReadFile({path})`，`effect` 为 `allow`",
     ),
     "violation.fix.write_rule": (
         "remove or narrow the deny rule at {file}:{line}",
-        "删除或收窄 {file}:{line} 处的 deny 规则",
+        "删除或收窄 {file}:{line} 处的 `deny` 规则",
     ),
     "violation.fix.secret": (
         "none by a rule: the sandbox profile hides it (denyRead); the person can read it "
@@ -257,10 +257,10 @@ MESSAGES: dict[str, tuple[str, str]] = {
     ),
     "violation.fix.memory": (
         "--max-memory SIZE or sandbox.limits.memory",
-        "--max-memory SIZE 或 sandbox.limits.memory",
+        "`--max-memory 大小` 或 sandbox.limits.memory",
     ),
     "violation.fix.processes": (
         "--max-processes N or sandbox.limits.processes (`unlimited` lifts it)",
-        "--max-processes N 或 sandbox.limits.processes（`unlimited` 取消上限）",
+        "`--max-processes 数量` 或 sandbox.limits.processes（`unlimited` 取消上限）",
     ),
 }
