@@ -18,6 +18,7 @@ from swifty_sandbox.policy import find_project
 from swifty_sandbox.sandbox.agents import sessionlog
 
 from .common import json_option, project_option, reports_errors
+from .texts import command, option
 
 _DURATION = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*([smhdw])\Z")
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -43,9 +44,8 @@ class Since(click.ParamType[float]):
             self.fail(t("log.bad_since", value=text), param, ctx)
 
 
-since_option = click.option("--since", type=Since(), default=None,
-                            help="Only records since a duration ago (10m, 2h, 3d) or a "
-                                 "time (2026-12-02T01:30).")
+since_option = option("--since", type=Since(), default=None, help="help.since",
+                      metavar="help.meta.since")
 
 
 def project_log(project: Path | None) -> tuple[Path, Path]:
@@ -105,22 +105,15 @@ def _emit(entries: Iterable[Mapping[str, object]], as_json: bool) -> int:
     return count
 
 
-@click.command(name="log")
+@command("log", help="help.log")
 @project_option
 @since_option
-@click.option("--follow", "-f", is_flag=True,
-              help="Keep printing new records as they are appended (like tail -f).")
+@option("--follow", "-f", is_flag=True, help="help.log.follow")
 @json_option
 @reports_errors
 def log_command(project: Path | None, since: float | None, follow: bool,
                 as_json: bool) -> None:
-    """Show the session log: every decision and confined run in this project.
-
-    \b
-      swifty-sandbox log --since 2h
-      swifty-sandbox log --json | jq 'select(.decision.effect == "deny")'
-      swifty-sandbox log --follow
-    """
+    """`log` (its help: `help.log`)."""
     root, path = project_log(project)
     count = _emit(sessionlog.read(path, since), as_json)
     if follow:

@@ -27,6 +27,7 @@ from swifty_sandbox.sandbox.agents import sessionlog
 
 from .common import project_option, reports_errors
 from .log import project_log, since_option
+from .texts import command, option
 
 _LABELS = tuple(key.removeprefix("report.") for key in MESSAGES if key.startswith("report."))
 MAX_RECORDS = 20000  # the newest; a page of a whole rotated log stays a few MiB
@@ -86,16 +87,15 @@ def _write(path: Path, text: str) -> None:
         raise
 
 
-@click.command(name="report")
+@command("report", help="help.report")
 @project_option
 @since_option
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-              default=Path("swifty-sandbox-report.html"), show_default=True,
-              help="The HTML file to write.")
+@option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+        default=Path("swifty-sandbox-report.html"), show_default=True,
+        help="help.report.output", metavar="help.meta.file")
 @reports_errors
 def report_command(project: Path | None, since: float | None, output: Path) -> None:
-    """Write the session log as one HTML page: a timeline of commands, decisions,
-    violations and network destinations, filterable; no network needed to view it."""
+    """`report` (its help: `help.report`)."""
     root, path = project_log(project)
     entries = list(sessionlog.read(path, since))
     _write(output, page(str(root), entries))

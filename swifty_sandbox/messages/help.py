@@ -54,6 +54,34 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "help.meta.agent": ("AGENT", "智能体"),
     "help.meta.which": ("[WHICH]", "[种类]"),
     "help.meta.command_word": ("COMMAND [ARGS]...", "命令 [参数]..."),
+    "help.meta.since": ("WHEN", "时间"),
+    "help.since": (
+        "Only records since a duration ago (10m, 2h, 3d) or a time (2026-12-02T01:30).",
+        "只显示一段时长之前（10m、2h、3d）或某个时间（2026-12-02T01:30）以来的记录。",
+    ),
+    "help.log": (
+        "Show the session log: every decision and confined run in this project.\n\n"
+        "\b\n"
+        "  swifty-sandbox log --since 2h\n"
+        "  swifty-sandbox log --json | jq 'select(.decision.effect == \"deny\")'\n"
+        "  swifty-sandbox log --follow",
+        "显示会话日志：此项目中的每个决定和每次受限运行。\n\n"
+        "\b\n"
+        "  swifty-sandbox log --since 2h\n"
+        "  swifty-sandbox log --json | jq 'select(.decision.effect == \"deny\")'\n"
+        "  swifty-sandbox log --follow",
+    ),
+    "help.log.follow": (
+        "Keep printing new records as they are appended (like tail -f).",
+        "持续输出新追加的记录（类似 `tail -f`）。",
+    ),
+    "help.report": (
+        "Write the session log as one HTML page: a timeline of commands, decisions, "
+        "violations and network destinations, filterable; no network needed to view it.",
+        "把会话日志写成一个 HTML 页面：命令、决定、违规和网络目标的时间线，可筛选；查看时"
+        "无需网络。",
+    ),
+    "help.report.output": ("The HTML file to write.", "要写入的 HTML 文件。"),
     # -- run ----------------------------------------------------------------------------
     "help.run": (
         "Run a command confined: no network, writes only in the project and temp dirs.\n\n"

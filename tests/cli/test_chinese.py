@@ -30,7 +30,8 @@ ALLOWED = frozenset({
     "Kubernetes", "Job", "JSON", "Lines", "Schema", "YAML", "MCP", "OCI", "SARIF", "AI",
     "CPU", "IP", "CIDR", "BPF", "PFC", "shell", "stdio", "stdin", "stdout", "stderr", "Ctrl-C",
     "FIFO", "UTF-8", "NUL", "TCP", "URL", "PID", "UID", "ABI", "CLI", "Python", "root",
-    "cgroup", "libseccomp", "pip", "npm", "cargo", "go", "README",
+    "cgroup", "libseccomp", "pip", "npm", "cargo", "go", "README", "HTML", "ISO",
+    "English",  # the report's language switch names the other language in its own
     "x",  # click's range notation: [x>0]
 })
 
