@@ -19,6 +19,7 @@ from ..fsafe import open_dir, open_dir_at
 from ..spec.compiler import (
     EXIT_SETUP,
     TEMP_MOUNTS,
+    Identity,
     Limits,
     SandboxSpec,
     SetupError,
@@ -273,12 +274,26 @@ def prepare(spec: SandboxSpec, notes: str) -> tuple[SandboxSpec, str]:
         # A guarded directory made since the compile (ours: `~/.cache/swifty-sandbox`
         # for the temp dir and caches) is kept read-only as it is; a tmpfs over it
         # would hide the caches mounted from inside it.
+        # It is also in the picture from before the command as it is now: it was
+        # missing at the compile (`snapshot`), and left so, the after-run step would
+        # take our own directory for one the command made and move it aside, every run.
+        # Read-only inside, nothing of the command's can be in it but what is bound
+        # there (its temp dir and caches).
         spec = dataclasses.replace(
             spec, guard_dirs=tuple(g for g in spec.guard_dirs if g not in made),
-            read_only=(*spec.read_only, *made))
+            read_only=(*spec.read_only, *made),
+            snapshot={**spec.snapshot, **{g: (_identity(g), None) for g in made
+                                          if g in spec.snapshot}})
     if spec.hidden_tracked:
         notes += hidden_tracked_note(spec.project, spec.hidden_tracked) + "\n"
     return spec, notes
+
+
+def _identity(path: str) -> Identity:
+    """`path` as the snapshot records it (`compiler._snapshot`)."""
+    info = os.lstat(path)
+    return (info.st_ino, info.st_size, info.st_mtime_ns, info.st_mode, info.st_uid,
+            info.st_gid)
 
 
 def _temp_dir(spec: SandboxSpec, notes: str) -> tuple[SandboxSpec, str]:

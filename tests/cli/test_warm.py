@@ -916,3 +916,35 @@ def test_a_caller_that_may_not_make_a_socket_runs_its_call_itself(
                             cwd=project, capture_output=True, text=True, check=False,
                             env=env())
     assert direct.returncode == 0, direct.stderr
+
+
+def _home_writable(home: Path) -> Path:
+    (home / ".swifty").mkdir(exist_ok=True)
+    (home / ".swifty" / "config.yaml").write_text("sandbox:\n  writable: ['~']\n")
+    return home / ".cache" / "swifty-sandbox"
+
+
+@needs_bwrap
+@pytest.mark.parametrize("how", ["served", "slow"])
+def test_a_writable_home_keeps_our_own_cache_in_place(
+        home: Path, project: Path, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    """With the whole home writable and no `~/.cache/swifty-sandbox` yet, what the run
+    makes there itself before the command (the temp dir, the caches) is not a file the
+    command planted: it stays, and nothing is reported moved, run after run."""
+    ours = _home_writable(home)
+    proc = None
+    if how == "served":
+        monkeypatch.delenv("SWIFTY_DAEMON")
+        proc = _start_server()
+    call = served if how == "served" else slow
+    try:
+        for _ in range(2):
+            result = call("run", "--", "true", cwd=project)
+            assert result.returncode == 0, result.stderr
+            assert b"swifty-blocked" not in result.stderr, result.stderr
+            assert ours.is_dir() and (ours / "tmp").is_dir()
+            assert not [p for p in (home / ".cache").iterdir() if "blocked" in p.name]
+    finally:
+        if proc is not None:
+            proc.terminate()
+            proc.wait(timeout=10)

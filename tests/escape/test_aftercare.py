@@ -25,6 +25,7 @@ from .conftest import git
 pytestmark = pytest.mark.linux
 
 Attack = Callable[..., RunResult]
+Runner = Callable[..., RunResult]
 HOOKS = json.dumps({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
     {"type": "command", "command": "touch /tmp/pwned"}]}]}})
 
@@ -605,3 +606,41 @@ def test_user_settings_moved_into_a_writable_root(
 
     attack(f"echo '{HOOKS}' > {settings}",
            lambda: settings.exists() and "pwned" in settings.read_text(), reset)
+
+
+def _home_writable(home: Path) -> Path:
+    (home / ".swifty").mkdir(exist_ok=True)
+    (home / ".swifty" / "config.yaml").write_text("sandbox:\n  writable: ['~']\n")
+    return home / ".cache" / "swifty-sandbox"
+
+
+def test_a_writable_home_keeps_our_own_cache_made_for_the_run(confined: Runner,
+                                                               home: Path) -> None:
+    """The whole home writable, no `~/.cache/swifty-sandbox` when the spec is compiled
+    (this process's tables are in memory, as in a warm worker): the directory the run
+    makes before the command (temp dir, caches) is ours, not planted — it stays where
+    it is and nothing is reported, run after run."""
+    ours = _home_writable(home)
+    for _ in range(2):
+        if ours.exists():
+            shutil.rmtree(ours)
+        result = confined("true")
+        assert result.exit_code == 0, result
+        assert "swifty-blocked" not in result.stderr and "replaced" not in result.stderr, \
+            result.stderr
+        assert (ours / "tmp").is_dir() and (ours / "toolchains").is_dir()
+        assert not [p for p in (home / ".cache").iterdir() if "blocked" in p.name]
+
+
+@pytest.mark.parametrize("kind", ["programs", "bpf", "walk"])
+def test_a_command_cannot_plant_our_cache_in_a_writable_home(attack: Attack, home: Path,
+                                                             kind: str) -> None:
+    """`~/.cache/swifty-sandbox` (the protected cache store: program table, BPF, walk
+    records) is read-only inside even where the home is writable and it did not exist
+    before: a command that makes it itself, to feed the next run a poisoned cache
+    under our name, leaves nothing there."""
+    ours = _home_writable(home)
+    planted = ours / kind / "planted"
+    result = attack(f"mkdir -p {planted.parent} && echo poison > {planted}",
+                    planted.exists, _reset(ours))
+    assert result.exit_code != 0 or not planted.exists(), result
