@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from swifty_sandbox import Sandbox
 from swifty_sandbox.policy import cachefile
-from swifty_sandbox.sandbox.linux import seccomp
+from swifty_sandbox.sandbox.linux import observe, seccomp
 
 from .conftest import Runner
 from .test_processes import SYSCALL_PROBE
@@ -24,6 +25,7 @@ def _forget() -> None:
     """Nothing kept in this process: the next run reads the disk cache."""
     seccomp.export.cache_clear()
     seccomp.export_rows.cache_clear()
+    observe._bpf.cache_clear()  # the violation observer's filter is an entry too
 
 
 def _entries(home: Path) -> list[Path]:
@@ -57,8 +59,8 @@ def test_a_forged_filter_in_the_cache_never_reaches_the_sandbox(
 
 @pytest.mark.parametrize("writable_home", [False, True])
 def test_a_confined_command_cannot_plant_a_filter(
-        attack: Callable[..., object], confined: Runner, home: Path,
-        writable_home: bool) -> None:
+        attack: Callable[..., object], confined: Runner, home: Path, project: Path,
+        backend: str, writable_home: bool) -> None:
     """The attack a previous command would prepare for the next: overwrite the cached
     filters (and the MAC secret) with its own. `~/.cache/swifty-sandbox` is protected."""
     if writable_home:
@@ -68,6 +70,11 @@ def test_a_confined_command_cannot_plant_a_filter(
     # As after any earlier run (a run that has to make it under a writable home moves it
     # aside afterwards, as planted: reported, not this test's subject).
     (home / ".cache" / "swifty-sandbox").mkdir(parents=True, mode=0o700)
+    if writable_home and backend == "landlock":
+        # Landlock cannot keep the caches from a command under a writable home while it
+        # runs: the run is refused (test_landlock_refuses_a_writable_cache below).
+        _refused(project, home)
+        return
     confined("true")
     entries = _entries(home)
     assert entries
@@ -104,4 +111,48 @@ def test_a_confined_command_cannot_read_the_mac_secret(
     assert bytes(int(b, 16) for b in control) == secret, "control: the secret unread"
     result = confined(command)
     assert result.exit_code != 0 and not result.stdout.strip(), result
+    assert key.read_bytes() == secret
+
+
+# The attack written so that no decision stops it (the policy refuses a plain
+# `printf > ~/.cache/...`): only confinement can.
+_OVERWRITE = """\
+import os, sys
+path = os.path.join(os.environ["HOME"], ".cache", "swifty-sandbox", sys.argv[1], "key")
+try:
+    with open(path, "wb") as f:
+        f.write(b"x" * 32)
+    print("wrote")
+except OSError as e:
+    print("refused", e.errno)
+"""
+
+
+def _refused(project: Path, home: Path) -> None:
+    result = Sandbox(project, home=home).run(["true"])
+    assert result.exit_code == 125, result
+    assert "signed caches" in result.stderr and ".cache/swifty-sandbox/bpf" in result.stderr
+
+
+@pytest.mark.parametrize("kind", cachefile.KINDS)
+def test_landlock_refuses_a_writable_cache(
+        unconfined: Runner, home: Path, project: Path, backend: str, kind: str) -> None:
+    """With the home writable a command can reach the cache folders: bwrap keeps them
+    hidden all the same; Landlock, which cannot, refuses the run (125) instead of
+    letting the command swap the MAC secret while another run trusts it."""
+    (home / ".swifty").mkdir(exist_ok=True)
+    (home / ".swifty" / "config.yaml").write_text('sandbox: {writable: ["~"]}\n')
+    assert cachefile.cached(kind, b"probe", lambda: b"data", max_size=16) == b"data"
+    key = home / ".cache" / "swifty-sandbox" / kind / "key"
+    secret = key.read_bytes()
+    command = [sys.executable, "-c", _OVERWRITE, kind]
+    assert unconfined(command).stdout.strip() == "wrote", "control: the key unwritable"
+    assert key.read_bytes() != secret
+    key.write_bytes(secret)
+    _forget()
+    if backend == "landlock":
+        _refused(project, home)
+    else:
+        result = Sandbox(project, home=home).run(command)
+        assert result.exit_code != 125 and "wrote" not in result.stdout, result
     assert key.read_bytes() == secret
