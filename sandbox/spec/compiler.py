@@ -283,13 +283,7 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
     g = _guards(policy, roots, r.git, r.launchers)
     unreadable_dirs, unreadable_files = _unreadable(policy, expanded["hidden"].paths,
                                                     temp_dir)
-    if walk.directory is not None and os.path.isdir(walk.directory):
-        # Its records name files inside hidden directories, and its key must stay ours.
-        unreadable_dirs.append(walk.directory)
-    for kind in cachefile.KINDS:  # their MAC secret (policy/cachefile.py)
-        folder = cachefile.folder_path(kind, home)
-        if folder is not None and os.path.isdir(folder):
-            unreadable_dirs.append(_real(folder))
+    unreadable_dirs += _own_caches(walk, home)
     locks = _worktree_locks(project, roots)
     pinned = _pins((*r.read_only, *g.dirs, *g.files, *unreadable_dirs, *unreadable_files,
                     *locks), roots)
@@ -341,6 +335,18 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         kept_links=r.agent_links,
         walk_cache=walk.name,
     )
+
+
+def _own_caches(walk: walkcache.Cache, home: str) -> list[str]:
+    """swifty's signed caches that exist, hidden from the command: the walk cache's
+    records name files inside hidden directories, and every cache's MAC secret must
+    stay ours (policy/cachefile.py)."""
+    folders = [walk.directory] if walk.directory is not None else []
+    for kind in cachefile.KINDS:
+        folder = cachefile.folder_path(kind, home)
+        if folder is not None:
+            folders.append(_real(folder))
+    return [f for f in folders if f and os.path.isdir(f)]
 
 
 def _walk_cache(home: str, writable: tuple[str, ...]) -> walkcache.Cache:
