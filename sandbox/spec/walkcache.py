@@ -22,38 +22,35 @@ it now is (what a glob matches depends on the path). What follows from that:
 - Links are never followed from a record: a symlink's text cannot change without
   its directory changing, but where it leads can, so the walk looks at it again.
 - Where: `~/.cache/swifty-sandbox/walk/`, a protected path (read-only in every
-  sandbox, and hidden there too: the records name files inside hidden directories).
-  Nothing a command can write is read: the directory must be ours and 0700, a file
-  ours, 0600, single-linked, regular, at most `MAX_BYTES`, and authenticated with a
-  keyed BLAKE2b (its key, 0600, beside it) over the whole content, format and the
-  walk's parameters included. Garbage, a truncated or forged file, another owner or
-  mode: a cold cache, never an error and never a skipped directory. When the cache
-  directory lies inside one of the run's writable roots it is neither read nor
+  sandbox, and hidden there too: the records name files inside hidden directories),
+  in the one cache store (`policy/cachefile.py`), whose checks are the only ones:
+  nothing a command can write is read (directory and file ours alone, the file
+  single-linked, regular, at most `MAX_BYTES`, under a keyed MAC over the walk's
+  parameters and the whole content). Garbage, a truncated or forged file, another
+  owner or mode: a cold cache, never an error and never a skipped directory. When the
+  cache directory lies inside one of the run's writable roots it is neither read nor
   written.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import hmac
 import marshal
 import os
 import stat
 import time
 from typing import Any
 
+from swifty_sandbox.policy import cachefile
+
 WALK_HOME = ".cache/swifty-sandbox/walk"
 FORMAT = 1
-MAGIC = b"swifty-walk\n"
 MAX_BYTES = 64 << 20  # ~100 bytes a directory: room for 600k of them
 MAX_FILES = 32  # cache files kept (one per project and policy); the oldest go first
 PARALLEL_FROM = 2048  # records from which the check runs on two threads
 RACY_NS = 2_000_000_000  # FAT's 2 s; ext4 and tmpfs tick in milliseconds at most
 TRUSTED_FS = frozenset(("ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "f2fs", "zfs",
                         "overlay", "jfs", "reiserfs", "bcachefs"))
-_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_KEY = "key"
 
 # A record: (dev, ino, mtime_ns, ctime_ns, active groups, markers, matches, children)
 # - matches: ((name, groups matched), ...) in listing order
@@ -62,7 +59,7 @@ _KEY = "key"
 Record = tuple[int, int, int, int, tuple[str, ...], tuple[str, ...],
                tuple[tuple[str, tuple[str, ...]], ...],
                tuple[tuple[str, bool, tuple[str, ...], str], ...]]
-FileId = tuple[int, int, int, int, int]  # a cache file's dev, inode, size, mtime, ctime
+FileId = cachefile.FileId
 
 
 def trusted_devices() -> frozenset[int]:
@@ -97,7 +94,7 @@ class Cache:
         self.name = ""
         self.file: FileId | None = None  # the cache file as read or written
         self.markers: frozenset[str] = frozenset()  # the names the walk marked
-        self._key = b""
+        self._key = b""  # the store's key: the walk's parameters
         self._params = ""
         self.changed = False
 
@@ -107,7 +104,8 @@ class Cache:
         """The records of the walk with these parameters (a cold cache when there are
         none to trust)."""
         self._params = params
-        self.name = hashlib.blake2b(params.encode(), digest_size=16).hexdigest()
+        self._key = params.encode()
+        self.name = cachefile.entry_name(self._key)
         self.records = {}
         recent = _RECENT.get(self.name)
         if self.directory is None:
@@ -121,35 +119,23 @@ class Cache:
         """The file's records; this process's own last ones (`serve`, MCP: its memory
         is ours) while the file is still the one it wrote or read."""
         assert self.directory is not None
-        with contextlib.suppress(OSError, ValueError, EOFError, TypeError):
-            fd = _open_own_dir(self.directory, create=False)
-            try:
-                self._key = _key(fd, create=False)
-                if recent is not None and recent.file and recent.file == _identity(
-                        fd, self.name):
-                    self.records, self.file = recent.records, recent.file
-                    return
-                data, self.file = _read_own(fd, self.name)
-            finally:
-                os.close(fd)
-            self.records = self._verified(data)
+        found = cachefile.load(self.directory, self._key, max_size=MAX_BYTES,
+                               unchanged=recent.file if recent is not None else None)
+        if found is None:
+            return
+        data, self.file = found
+        if data is None and recent is not None:
+            self.records = recent.records
+        elif data is not None:
+            with contextlib.suppress(ValueError, EOFError, TypeError):
+                self.records = self._records(data)
 
-    def _verified(self, data: bytes) -> dict[str, Record]:
-        head = len(MAGIC) + 32
-        if len(data) < head or not data.startswith(MAGIC) or len(self._key) != 32:
-            return {}
-        mac, body = data[len(MAGIC):head], data[head:]
-        if not hmac.compare_digest(mac, self._mac(body)):
-            return {}
-        content: Any = marshal.loads(body)
+    def _records(self, data: bytes) -> dict[str, Record]:
+        content: Any = marshal.loads(data)
         if not (isinstance(content, tuple) and len(content) == 3 and content[0] == FORMAT
                 and content[1] == self._params and isinstance(content[2], dict)):
             return {}
         return content[2]
-
-    def _mac(self, body: bytes) -> bytes:
-        return hashlib.blake2b(body, key=self._key, digest_size=32,
-                               person=b"swifty-walk").digest()
 
     def validate(self) -> None:
         """One `lstat` per record: the directories still as they were listed (the same
@@ -226,20 +212,8 @@ class Cache:
     def _save(self, records: dict[str, Record]) -> None:
         assert self.directory is not None
         body = marshal.dumps((FORMAT, self._params, records))
-        with contextlib.suppress(OSError, ValueError):
-            fd = _open_own_dir(self.directory, create=True)
-            try:
-                self._key = _key(fd, create=True)
-                data = MAGIC + self._mac(body) + body
-                if len(data) > MAX_BYTES:
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(self.name, dir_fd=fd)
-                    return
-                _write_own(fd, self.name, data)
-                self.file = _identity(fd, self.name)
-                _prune(fd)
-            finally:
-                os.close(fd)
+        self.file = cachefile.store(self.directory, self._key, body, max_size=MAX_BYTES,
+                                    keep=MAX_FILES)
 
 
 def _valid(items: list[tuple[str, Record]], devices: frozenset[int]) -> set[str] | None:
@@ -260,93 +234,6 @@ def _valid(items: list[tuple[str, Record]], devices: frozenset[int]) -> set[str]
     except (TypeError, IndexError, ValueError):
         return None
     return valid
-
-
-def _open_own_dir(path: str, *, create: bool) -> int:
-    """The cache directory, ours and 0700, opened without following a link at its
-    last component (its parent, the protected `~/.cache/swifty-sandbox`, resolved)."""
-    parent, name = os.path.split(path)
-    if create:
-        os.makedirs(parent, exist_ok=True)
-    parent_fd = os.open(os.path.realpath(parent), _DIR)
-    try:
-        if create:
-            with contextlib.suppress(FileExistsError):
-                os.mkdir(name, 0o700, dir_fd=parent_fd)
-        fd = os.open(name, _DIR, dir_fd=parent_fd)
-    finally:
-        os.close(parent_fd)
-    info = os.fstat(fd)
-    if info.st_uid != os.geteuid() or stat.S_IMODE(info.st_mode) & 0o077:
-        os.close(fd)
-        raise ValueError(f"{path}: not ours alone")
-    return fd
-
-
-def _identity(dir_fd: int, name: str) -> FileId:
-    info = os.lstat(name, dir_fd=dir_fd)
-    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-
-
-def _read_own(dir_fd: int, name: str) -> tuple[bytes, FileId]:
-    """A file of ours alone, whole, and its identity."""
-    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
-                 dir_fd=dir_fd)
-    with os.fdopen(fd, "rb") as f:
-        info = os.fstat(f.fileno())
-        if (not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid()
-                or stat.S_IMODE(info.st_mode) & 0o077 or info.st_nlink != 1
-                or info.st_size > MAX_BYTES):
-            raise ValueError(f"{name}: not a file of ours alone")
-        # Its size, not the bound: read(n) allocates n bytes before it reads.
-        data = f.read(info.st_size)
-        return data, (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns,
-                      info.st_ctime_ns)
-
-
-def _key(dir_fd: int, *, create: bool) -> bytes:
-    try:
-        key = _read_own(dir_fd, _KEY)[0]
-    except FileNotFoundError:
-        if not create:
-            raise
-        key = b""
-    if len(key) == 32:
-        return key
-    if not create:
-        raise ValueError("walk cache key: bad size")
-    key = os.urandom(32)
-    _write_own(dir_fd, _KEY, key)
-    return key
-
-
-def _write_own(dir_fd: int, name: str, data: bytes) -> None:
-    """`data` as `name`, 0600, renamed into place (a reader sees all or nothing)."""
-    temporary = f".tmp-{os.getpid()}-{time.time_ns()}"
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-                 | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.rename(temporary, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary, dir_fd=dir_fd)
-        raise
-
-
-def _prune(dir_fd: int) -> None:
-    """At most `MAX_FILES` cache files: the least recently written go."""
-    names = [n for n in os.listdir(dir_fd) if n != _KEY]
-    if len(names) <= MAX_FILES:
-        return
-    aged = []
-    for name in names:
-        with contextlib.suppress(OSError):
-            aged.append((os.lstat(name, dir_fd=dir_fd).st_mtime_ns, name))
-    for _mtime, name in sorted(aged)[:len(aged) - MAX_FILES]:
-        with contextlib.suppress(OSError):
-            os.unlink(name, dir_fd=dir_fd)
 
 
 # The caches of this process's walks, by file name: the after-run check of a command

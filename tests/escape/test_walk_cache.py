@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from swifty_sandbox.policy import cachefile
 from swifty_sandbox.sandbox.agents import RunResult
 from swifty_sandbox.sandbox.spec import walkcache
 
@@ -49,7 +50,7 @@ def _cache_file(home: Path) -> Path:
 def _warmed(confined: Runner, home: Path) -> None:
     """A confined run whose walk writes the cache; the cache holds the tree."""
     confined("true")
-    head = len(walkcache.MAGIC) + 32
+    head = len(cachefile.MAGIC) + 32
     records = marshal.loads(_cache_file(home).read_bytes()[head:])[2]
     assert len(records) > 10, "nothing kept: the warm runs would be cold"
 
@@ -70,7 +71,7 @@ def _spoil(home: Path, state: str, empty: tuple[Path, ...] = ()) -> None:
     elif state == "truncated":
         target.write_bytes(data[:len(data) // 2])
     else:
-        head = len(walkcache.MAGIC) + 32
+        head = len(cachefile.MAGIC) + 32
         fmt, params, records = marshal.loads(data[head:])
         active = max((r[4] for r in records.values()), key=len)  # every group
         for path in [str(p) for p in empty] or list(records):

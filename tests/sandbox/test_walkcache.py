@@ -9,7 +9,6 @@ tests/escape/test_walk_cache.py.
 
 from __future__ import annotations
 
-import hashlib
 import marshal
 import os
 import shutil
@@ -19,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from swifty_sandbox import Sandbox
+from swifty_sandbox.policy import cachefile
 from swifty_sandbox.sandbox.run import aftercare
 from swifty_sandbox.sandbox.spec import walkcache
 from swifty_sandbox.sandbox.spec.compiler import SandboxSpec
@@ -140,18 +140,18 @@ def _forge(home: Path, folder: Path, *, valid_mac: bool) -> bytes:
     walk = _walk_dir(home)
     [name] = [n for n in os.listdir(walk) if n != "key"]
     data = (walk / name).read_bytes()
-    head = len(walkcache.MAGIC) + 32
+    head = len(cachefile.MAGIC) + 32
     fmt, params, records = marshal.loads(data[head:])
     info = os.lstat(folder)
     old = records[str(folder)]
     records[str(folder)] = (info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns,
                             old[4], old[5], (), old[7])
     body = marshal.dumps((fmt, params, records))
-    mac = data[len(walkcache.MAGIC):head]
+    mac = data[len(cachefile.MAGIC):head]
     if valid_mac:
-        key = (walk / "key").read_bytes()
-        mac = hashlib.blake2b(body, key=key, digest_size=32, person=b"swifty-walk").digest()
-    return walkcache.MAGIC + mac + body
+        secret = (walk / "key").read_bytes()
+        mac = cachefile.digest(params.encode() + body, secret)
+    return cachefile.MAGIC + mac + body
 
 
 CORRUPTIONS = ("garbage", "truncated", "forged", "mode", "hard-link", "symlink",
