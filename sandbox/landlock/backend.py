@@ -24,7 +24,6 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from swifty_sandbox.messages import t
-from swifty_sandbox.policy import cachefile
 from swifty_sandbox.policy.paths import is_within
 
 from ..backend import Host, Launch, Rendered
@@ -87,17 +86,6 @@ def _trusted_inside(spec: SandboxSpec) -> list[str]:
             any(is_within(p, r) for r in roots) and not p.endswith("/bwrap")]
 
 
-def _caches_inside(spec: SandboxSpec) -> list[str]:
-    """swifty's signed caches (policy/cachefile.py) a command here could write, made or
-    not: bwrap hides them (or stands in for a missing one), Landlock cannot keep a
-    path under a writable root from the command while it runs, and another run
-    started meanwhile would trust what it planted with the secret beside it."""
-    roots = [*spec.writable, *(d for d in (spec.temp_dir, spec.toolchain_dir) if d)]
-    folders = (cachefile.folder_path(kind, spec.home) for kind in cachefile.KINDS)
-    real = [os.path.realpath(f) for f in folders if f is not None]
-    return [f for f in real if any(is_within(f, r) for r in roots)]
-
-
 def _protected_in_roots(spec: SandboxSpec) -> list[str]:
     """The protected paths a command here could change, outermost only (a tree
     recorded whole holds what lies inside it)."""
@@ -130,9 +118,6 @@ class LandlockBackend:
             inside = _trusted_inside(spec)
             if inside:
                 raise SetupError(t("setup.landlock_trusted", paths=", ".join(inside)))
-            caches = _caches_inside(spec)
-            if caches:
-                raise SetupError(t("setup.landlock_cache", paths=", ".join(caches)))
         abi = abi or ll.HIGHEST  # described on a machine without Landlock: the newest
         launch = Launch(spec, dry=host.dry)
         try:

@@ -345,6 +345,11 @@ def _own_caches(walk: walkcache.Cache, home: str) -> list[str]:
     for kind in cachefile.KINDS:
         folder = cachefile.folder_path(kind, home)
         if folder is not None:
+            # Made here, not at its first entry: otherwise whether it is hidden would
+            # depend on whether an earlier run (or this one's render) stored a filter,
+            # and `compile` would not show the argv that runs.
+            with contextlib.suppress(OSError):
+                os.makedirs(folder, mode=0o700, exist_ok=True)
             folders.append(_real(folder))
     return [f for f in folders if f and os.path.isdir(f)]
 

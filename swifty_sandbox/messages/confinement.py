@@ -223,17 +223,6 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "Landlock 无法使其只读。请在项目之外安装 swifty-sandbox（`pipx install "
         "/path/to/checkout` 或 `pipx install git+URL`）。命令未运行。",
     ),
-    "setup.landlock_cache": (
-        "cannot confine the command with Landlock: swifty-sandbox's own signed caches "
-        "({paths}) lie in a writable root, and Landlock cannot keep them from the command "
-        "while it runs (another run could then load a forged seccomp filter or program "
-        "table). Take `~` or `~/.cache` out of `sandbox.writable`, or run where bwrap "
-        "works (`swifty-sandbox doctor`). The command did not run.",
-        "无法用 Landlock 限制该命令：swifty-sandbox 自己的签名缓存（{paths}）位于可写根目录中，"
-        "Landlock 无法在命令运行期间阻止其改写（其他运行随后可能加载伪造的 seccomp 过滤器或"
-        "程序表）。请从 `sandbox.writable` 中去掉 `~` 或 `~/.cache`，或在 bwrap 可用的环境运行"
-        "（`swifty-sandbox doctor`）。命令未运行。",
-    ),
     "setup.landlock_temp": (
         "cannot confine the command with Landlock: its temp directory {path} cannot be "
         "made ({error}). The command did not run.",

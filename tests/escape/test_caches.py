@@ -59,8 +59,8 @@ def test_a_forged_filter_in_the_cache_never_reaches_the_sandbox(
 
 @pytest.mark.parametrize("writable_home", [False, True])
 def test_a_confined_command_cannot_plant_a_filter(
-        attack: Callable[..., object], confined: Runner, home: Path, project: Path,
-        backend: str, writable_home: bool) -> None:
+        attack: Callable[..., object], confined: Runner, home: Path,
+        writable_home: bool) -> None:
     """The attack a previous command would prepare for the next: overwrite the cached
     filters (and the MAC secret) with its own. `~/.cache/swifty-sandbox` is protected."""
     if writable_home:
@@ -70,11 +70,6 @@ def test_a_confined_command_cannot_plant_a_filter(
     # As after any earlier run (a run that has to make it under a writable home moves it
     # aside afterwards, as planted: reported, not this test's subject).
     (home / ".cache" / "swifty-sandbox").mkdir(parents=True, mode=0o700)
-    if writable_home and backend == "landlock":
-        # Landlock cannot keep the caches from a command under a writable home while it
-        # runs: the run is refused (test_landlock_refuses_a_writable_cache below).
-        _refused(project, home)
-        return
     confined("true")
     entries = _entries(home)
     assert entries
@@ -128,18 +123,14 @@ except OSError as e:
 """
 
 
-def _refused(project: Path, home: Path) -> None:
-    result = Sandbox(project, home=home).run(["true"])
-    assert result.exit_code == 125, result
-    assert "signed caches" in result.stderr and ".cache/swifty-sandbox/bpf" in result.stderr
-
-
 @pytest.mark.parametrize("kind", cachefile.KINDS)
-def test_landlock_refuses_a_writable_cache(
+def test_a_writable_home_still_keeps_the_cache_secret(
         unconfined: Runner, home: Path, project: Path, backend: str, kind: str) -> None:
-    """With the home writable a command can reach the cache folders: bwrap keeps them
-    hidden all the same; Landlock, which cannot, refuses the run (125) instead of
-    letting the command swap the MAC secret while another run trusts it."""
+    """With the home writable a command can reach the cache folders' parent: bwrap
+    keeps them hidden all the same, so the MAC secret cannot be swapped. Landlock
+    cannot (it repairs protected trees only after the run): a README known limit."""
+    if backend == "landlock":
+        pytest.skip("Landlock: the caches are writable during the run (README known limits)")
     (home / ".swifty").mkdir(exist_ok=True)
     (home / ".swifty" / "config.yaml").write_text('sandbox: {writable: ["~"]}\n')
     assert cachefile.cached(kind, b"probe", lambda: b"data", max_size=16) == b"data"
@@ -150,9 +141,6 @@ def test_landlock_refuses_a_writable_cache(
     assert key.read_bytes() != secret
     key.write_bytes(secret)
     _forget()
-    if backend == "landlock":
-        _refused(project, home)
-    else:
-        result = Sandbox(project, home=home).run(command)
-        assert result.exit_code != 125 and "wrote" not in result.stdout, result
+    result = Sandbox(project, home=home).run(command)
+    assert result.exit_code != 125 and "wrote" not in result.stdout, result
     assert key.read_bytes() == secret

@@ -46,7 +46,9 @@ def test_default_spec(project: Path, home: Path) -> None:
                                    ".claude/commands", ".codex/config.toml", ".codex/hooks.json",
                                    ".gemini/settings.json", ".cursor/hooks.json",
                                    ".cursor/mcp.json"))}
-    assert under(spec.unreadable_dirs, home) == (str(home / ".ssh"), str(temp))
+    caches = home / ".cache" / "swifty-sandbox"  # their MAC secrets (policy/cachefile.py)
+    assert set(under(spec.unreadable_dirs, home)) == {
+        str(home / ".ssh"), str(temp), str(caches / "bpf"), str(caches / "programs")}
     assert under(spec.unreadable_files, home) == (str(home / ".netrc"),)
     assert spec.read_roots is None and not spec.nested_namespaces
 
