@@ -231,11 +231,20 @@ class Observer:
 
         # The server thread is made before the filter exists: a thread inherits its
         # maker's filter, and the server's own calls must not wait for themselves.
-        self._thread = threading.Thread(target=self._serve, args=(ready,), daemon=True,
-                                        name="swifty-observe")
-        self._thread.start()
-        self._spawner = threading.Thread(target=run, daemon=True, name="swifty-spawn")
-        self._spawner.start()
+        server = threading.Thread(target=self._serve, args=(ready,), daemon=True,
+                                  name="swifty-observe")
+        spawner = threading.Thread(target=run, daemon=True, name="swifty-spawn")
+        try:
+            server.start()
+            self._thread = server
+            spawner.start()
+            self._spawner = spawner
+        except RuntimeError as e:
+            # No thread left (the user's process cap: threads count as processes): the
+            # run goes on unexplained, and its own start then meets the cap and says so.
+            self.unavailable = str(e)
+            ready.set()  # a server that did start leaves: there is no listener
+            return start()
         started.wait()
         if failure:
             self._end.set()
