@@ -114,13 +114,16 @@ class Host:
     settings where the agents read them (`agent_files`: their config-dir variables
     move them), and `hidden_links`, the identities of hidden files that have other
     hard links (None: they could not be listed), asked only for a file with more than
-    one link."""
+    one link, and `git_trusts`, whether git would run code from a path or trust it
+    (inside a git directory, a gitfile, a hooks directory or an included config file
+    the repository's config names)."""
 
     launchers: tuple[str, ...] = ()
     trusted: tuple[str, ...] = ()
     agent_files: tuple[str, ...] = ()
     hidden_links: Callable[[], frozenset[Identity] | None] = field(
         default=lambda: frozenset())
+    git_trusts: Callable[[str], bool] = field(default=lambda path: False)
 
 
 # The agents' settings (the agent table; for a folder of them, anything below it), at
@@ -247,6 +250,13 @@ def decide(
         return _decide(policy, request, mode, sandbox_mode, None, host or Host())
     found = locate(policy, request.path or "")
     decision = _decide(policy, request, mode, sandbox_mode, found, host or Host())
+    if request.tool is Tool.EDIT_FILE and decision.effect is not D:
+        # An edit reads the file as well: its old text comes back to the model (the
+        # agent's diff, an occurrence count), so what may not be read may not be edited.
+        read = _decide(policy, replace(request, tool=Tool.READ_FILE), mode, sandbox_mode,
+                       found, host or Host())
+        if read.effect.severity > decision.effect.severity:
+            decision = read
     return replace(decision, target=found.path)
 
 
@@ -335,6 +345,7 @@ def candidate_paths(policy: Policy, path: str) -> tuple[str, ...]:
     return (*found.spellings, found.path)
 
 
+_GIT_NAME = re.compile(r"/\.git(?:/|$)")
 _KINDS = ((stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"),
           (stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device"))
 
@@ -379,6 +390,15 @@ def _file_hit(policy: Policy, category: Category, found: Resolved, host: Host
         hit = _protected_hit(policy, paths)
         if hit is not None:
             return hit
+        # What git executes or trusts (a `.git` entry or anything in one, at any depth,
+        # case folded; a bare repository, a hooks directory, an included config): run by
+        # the user's next git command, outside the sandbox, which keeps it read-only to
+        # commands for the same reason.
+        git = next((s for s in paths if _GIT_NAME.search(s.lower()) or host.git_trusts(s)),
+                   None)
+        if git is not None:
+            return Decision(D, t("decision.git_trusts", path=git), Layer.PROTECTED,
+                            category="protected-path")
         if info is not None and stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
             return Decision(D, t("decision.hard_link_write", path=path,
                                  count=info.st_nlink), Layer.PROTECTED, category="hard-link")

@@ -52,6 +52,7 @@ from ..spec.compiler import (
     compile_spec,
     hidden_links,
 )
+from ..spec.gitfiles import trusted_by_git
 from ..spec.pathguard import launcher_paths, trusted_paths
 
 RequestLike = Request | str | Sequence[str]
@@ -250,7 +251,9 @@ class Sandbox:
                                     for name in (str(p), os.path.realpath(p)))),
                 # Asked again each time (rarely: a file with several links): a long-lived
                 # serve must see a hard link made since the last request.
-                lambda: hidden_links(policy))
+                lambda: hidden_links(policy),
+                # Asked per request: a repository's config can name new hooks any time.
+                lambda path: trusted_by_git(path, str(policy.home)))
         return self._host
 
     def can_always(self, request: RequestLike) -> bool:

@@ -259,6 +259,31 @@ def protected(project: str, roots: tuple[str, ...], dot_gits: Iterable[str] = ()
     return GitPaths(keep(read_only), keep(guard), keep(guard_files), keep(watch))
 
 
+def trusted_by_git(path: str, home: str) -> bool:
+    """Whether git would run code from `path` (absolute, resolved) or trust it, were it
+    written from outside the sandbox (the agent's file tools): inside a git directory
+    (one on the way up: `.git`, a bare repository, where a gitfile leads), or what
+    `protected` keeps read-only, guards or watches for a work tree holding `path`
+    (its gitfile, `commondir`'s target, the hooks directory, included config files)."""
+    trees: list[str] = []
+    directory = os.path.dirname(path)
+    while True:
+        if is_git_dir(directory):
+            return True
+        if os.path.lexists(os.path.join(directory, ".git")):
+            trees.append(directory)
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    for tree in trees:
+        git = protected(tree, ("/",), home=home)
+        if any(path == p or is_within(path, p)
+               for p in (*git.read_only, *git.guard, *git.guard_files, *git.watch)):
+            return True
+    return False
+
+
 def _named_by_config(configs: list[tuple[str, str]], home: str, read_only: dict[str, None],
                      guard: dict[str, None], watch: dict[str, None]) -> None:
     """Paths the configuration (config file, work tree) names: the hooks directory and

@@ -80,6 +80,14 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "已拒绝：{path} 属于 swifty-sandbox 或其钩子在沙箱外运行的内容；"
         "能修改它的人就能在沙箱外运行代码。请让用户修改。",
     ),
+    "decision.git_trusts": (
+        "Denied: {path} is what git executes or trusts (a git directory, a gitfile, a "
+        "hooks directory or a config file the repository includes); whoever writes it "
+        "runs code at the user's next git command, outside the sandbox. Ask the user to "
+        "change it.",
+        "已拒绝：{path} 属于 git 会执行或信任的内容（git 目录、gitfile、钩子目录或仓库配置包含的"
+        "配置文件）；能写它的人就能在用户下一次运行 git 命令时在沙箱外运行代码。请让用户修改。",
+    ),
     "decision.path_unresolved": (
         "Denied: {path} cannot be looked up ({error}), so where it leads cannot be "
         "decided.",

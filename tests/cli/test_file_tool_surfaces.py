@@ -92,6 +92,22 @@ def _agent_runs(p: Path, h: Path) -> None:
         "command": "node", "args": ["srv/index.js"]}}}))
 
 
+def _git_trust(p: Path, h: Path) -> None:
+    """A repository whose git runs code from what the file tools could write: its
+    `commondir`, a submodule's gitfile, a bare repository's config, the hooks directory
+    and an included config file its config names."""
+    subprocess.run(["git", "init", "-q", str(p)], check=True)
+    subprocess.run(["git", "-C", str(p), "config", "core.hooksPath", "githooks"], check=True)
+    subprocess.run(["git", "-C", str(p), "config", "include.path", "../team.gitconfig"],
+                   check=True)
+    (p / "team.gitconfig").write_text(ORIGINAL)
+    (p / "githooks").mkdir()
+    (p / "vendored").mkdir()
+    (p / "vendored" / ".git").write_text("gitdir: ../.git/modules/vendored\n")
+    subprocess.run(["git", "init", "-q", "--bare", str(p / "remote.git")], check=True)
+    (p / ".env").write_text(SECRET + "\n")
+
+
 INVARIANTS: tuple[Row, ...] = (
     Row("read through a/b/..", Tool.READ_FILE, "{p}/a/b/../.ssh/id_ed25519", "deny",
         "secrets", setup=_updir),
@@ -159,6 +175,25 @@ INVARIANTS: tuple[Row, ...] = (
     Row("a lone surrogate", Tool.WRITE_FILE, "{p}/\ud800.txt", BLOCKED),
     Row("a name too long to look up", Tool.READ_FILE, "{p}/" + "d/" * 2100 + "x", "deny",
         "cannot be looked up"),
+    Row("write the repository's commondir (git reads its config from there)",
+        Tool.WRITE_FILE, "{p}/.git/commondir", "deny", "git", absent=("{p}/.git/commondir",),
+        setup=_git_trust),
+    Row("write inside the git directory", Tool.WRITE_FILE, "{p}/.git/info/attributes",
+        "deny", "git", absent=("{p}/.git/info/attributes",)),
+    Row("write a new gitfile", Tool.WRITE_FILE, "{p}/pkg/.git", "deny", "git",
+        absent=("{p}/pkg/.git",)),
+    Row("rewrite a submodule's gitfile", Tool.WRITE_FILE, "{p}/vendored/.git", "deny", "git",
+        unchanged=("{p}/vendored/.git",)),
+    Row("write a bare repository's config", Tool.EDIT_FILE, "{p}/remote.git/config", "deny",
+        "git", unchanged=("{p}/remote.git/config",)),
+    Row("write a hook in core.hooksPath", Tool.WRITE_FILE, "{p}/githooks/pre-commit", "deny",
+        "git", absent=("{p}/githooks/pre-commit",)),
+    Row("edit a config file include.path names", Tool.EDIT_FILE, "{p}/team.gitconfig",
+        "deny", "git", unchanged=("{p}/team.gitconfig",)),
+    Row("edit a file the rules make unreadable (an edit shows the old text)",
+        Tool.EDIT_FILE, "{p}/.env", "deny", "ReadFile(*.env*)", unchanged=("{p}/.env",)),
+    Row("edit a file the profile hides", Tool.EDIT_FILE, "{h}/.ssh/id_ed25519", "deny",
+        "secrets", unchanged=("{h}/.ssh/id_ed25519",)),
     Row("control: read a project file", Tool.READ_FILE, "{p}/ok.txt", "allow"),
     Row("control: write a project file", Tool.WRITE_FILE, "{p}/made.txt", "allow"),
 )
@@ -175,7 +210,9 @@ def prepare(project: Path, home: Path) -> dict[str, str]:
     (home / ".swifty").mkdir()
     (home / ".swifty" / "config.yaml").write_text("permissions:\n  defaultMode: acceptEdits\n")
     (home / ".swifty" / "permissions.yaml").write_text(
-        "- rule: ReadFile(*.key)\n  effect: deny\n- rule: WriteFile(out/**)\n  effect: allow\n")
+        "- rule: ReadFile(*.key)\n  effect: deny\n- rule: ReadFile(*.env*)\n  effect: deny\n"
+        "- rule: WriteFile(out/**)\n  effect: allow\n- rule: EditFile(~/.ssh/**)\n"
+        "  effect: allow\n")
     (home / "outside").mkdir()
     (project / "sub" / ".claude").mkdir(parents=True)
     (project / "sub" / ".claude" / "settings.json").write_text(ORIGINAL)
