@@ -8,7 +8,9 @@ The filter is installed on a thread of ours that exists only to spawn the launch
 `SECCOMP_FILTER_FLAG_NEW_LISTENER` and starts the launcher, which inherits it (seccomp
 filters are per task and copied on fork), and with it bwrap or the Landlock launcher and
 every process of the command. No Python runs in the child (vfork stays) and no process
-is added. The listener is served by one thread (`Observer`) until the run ends.
+is added. The listener is served by one thread (`Observer`) until the run ends; every
+notified call waits for it, so it does the least it can per call (read the path, reply,
+keep the raw bytes) and judges later, in batches.
 
 What it notifies: opens for writing (masked compares on the flags) and of a directory
 (`O_DIRECTORY`: a listing), the calls that create, remove or rename a name, and
@@ -37,14 +39,14 @@ import errno
 import functools
 import os
 import platform
-import select
 import stat
 import struct
+import sys
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
-from ..run.violations import Areas, Seen, classify
+from ..run.violations import Areas, Seen, classify, considered
 from .seccomp import SeccompUnavailable, _import_pyseccomp
 
 if TYPE_CHECKING:
@@ -68,6 +70,8 @@ _CONTINUE = 1  # SECCOMP_USER_NOTIF_FLAG_CONTINUE
 _AT_FDCWD = -100
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC
 _PATH_MAX = 4096
+_PAGE = 4096
+_NO_FLAGS, _HOW_FLAGS = -1, -2  # no flags argument; openat2's, in its struct
 
 # syscall → (operation, (index of the directory descriptor or None, index of the path))
 # per path argument. "open" is decided by its flags (read or write).
@@ -119,13 +123,23 @@ def attach(launch: Launch, *, ignore: tuple[str, ...] = (), proxied: bool = Fals
         bpf = _bpf()
     except (SeccompUnavailable, ImportError, OSError, RuntimeError):
         return
-    observer = Observer(bpf, ignore=tuple(i for p in ignore if (i := executable_id(p))))
+    areas: list[Areas] = []
+
+    def keep(one: Seen) -> bool:
+        # Most of a build's calls are in writable places: dropped as the run goes, so
+        # a refusal late in a long run still finds room (`limit`).
+        if not areas:
+            areas.append(Areas(launch.spec))
+        return considered(areas[0], one)
+
+    observer = Observer(bpf, ignore=tuple(i for p in ignore if (i := executable_id(p))),
+                        keep=keep)
     launch.spawn = observer.spawn
 
     def close() -> str:
         observer.stop()
-        launch.violations.extend(classify(Areas(launch.spec), observer.seen.values(),
-                                          proxied=proxied))
+        launch.violations.extend(classify(areas[0] if areas else Areas(launch.spec),
+                                          observer.seen.values(), proxied=proxied))
         return ""
 
     launch.on_close(close)
@@ -177,32 +191,46 @@ class _Prog(ctypes.Structure):
     _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.c_void_p))
 
 
-def _names() -> dict[int, str]:
-    return {nr: name for name, nr in _NUMBERS.get(platform.machine(), {}).items()}
-
-
 class Observer:
     """Serves one run's listener: answers every notification CONTINUE, keeps what it
-    saw (bounded: `limit` distinct). `ignore`: (device, inode) of executables whose
-    own calls are not the command's (bwrap setting the sandbox up)."""
+    saw. `ignore`: (device, inode) of executables whose own calls are not the
+    command's (bwrap setting the sandbox up). `keep`: whether a call could be a
+    refusal (the rest is dropped as it accumulates); at most `limit` of those kept.
+
+    Each notified call waits for this thread, so serving one costs as little as it
+    can: one blocking receive, one `process_vm_readv` for the path (a `readlink` of
+    its directory when relative), the reply, and the raw (operation, directory, bytes)
+    put in a dict; nothing is decoded, normalised or judged until a batch is full or
+    the run ends (`_sift`). No poll: the receive blocks, and `stop` wakes it with a
+    call of its own from the spawning thread (under the filter)."""
+
+    _BATCH = 4096  # raw records sifted at once
 
     def __init__(self, bpf: bytes, *, ignore: tuple[tuple[int, int], ...] = (),
-                 limit: int = 256) -> None:
-        self.bpf, self.ignore, self.limit = bpf, ignore, limit
+                 limit: int = 256, keep: Callable[[Seen], bool] | None = None) -> None:
+        self.bpf, self.ignore, self.limit, self.keep = bpf, ignore, limit, keep
         self.seen: dict[tuple[str, str, object], Seen] = {}
         self.overflow = 0
         self.errors = 0
-        self._names = _names()
+        self._calls = _calls()
+        self._raw: dict[tuple[str, str, bytes], None] = {}
         self._listener = -1
         self._thread: threading.Thread | None = None
         self._spawner: threading.Thread | None = None
         self._end = threading.Event()
+        self._stopping = False
         self.unavailable = ""  # why the filter could not be loaded, if it could not
-        self._stop_r, self._stop_w = os.pipe2(os.O_CLOEXEC)
         self._command: set[int] = set()  # processes past bwrap's set-up (see _ignored)
-        self._libc = ctypes.CDLL(None, use_errno=True)
-        self._libc.process_vm_readv.restype = ctypes.c_ssize_t
-        self._local = ctypes.create_string_buffer(4096)
+        libc = ctypes.CDLL(None, use_errno=True)
+        self._readv = libc.process_vm_readv
+        self._readv.restype = ctypes.c_ssize_t
+        self._readv.argtypes = (ctypes.c_int, ctypes.c_void_p, ctypes.c_ulong,
+                                ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong)
+        # Preallocated: the buffer and two iovecs (local, remote) as four words.
+        self._buffer = ctypes.create_string_buffer(_PAGE)
+        self._iov = (ctypes.c_size_t * 4)(ctypes.addressof(self._buffer), 0, 0, 0)
+        self._iov_local = ctypes.addressof(self._iov)
+        self._iov_remote = self._iov_local + 2 * ctypes.sizeof(ctypes.c_size_t)
 
     def spawn(self, start: Callable[[], T]) -> T:
         """`start()` (the launcher's Popen) on a thread of its own that loads the
@@ -228,6 +256,11 @@ class Observer:
             # (PR_SET_PDEATHSIG) fires when the parent *thread* ends, so it lives as
             # long as the run does (`stop`).
             self._end.wait()
+            if self._listener >= 0:
+                # The server's wake-up: a notified call of this thread's own (the
+                # server answers it and leaves; a server already gone: ENOSYS).
+                with contextlib.suppress(OSError):
+                    os.close(os.open("/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC))
 
         # The server thread is made before the filter exists: a thread inherits its
         # maker's filter, and the server's own calls must not wait for themselves.
@@ -247,7 +280,7 @@ class Observer:
             return start()
         started.wait()
         if failure:
-            self._end.set()
+            self.stop()
             raise failure[0]
         return result[0]
 
@@ -271,79 +304,80 @@ class Observer:
         return int(fd)
 
     def stop(self) -> None:
-        """After the command's tree is gone: stop serving, close the listener."""
+        """After the command's tree is gone: stop serving, close the listener, judge
+        what is left (`seen`)."""
+        self._stopping = True
         self._end.set()
         if self._spawner is not None:
             self._spawner.join(timeout=5)
-        os.write(self._stop_w, b"x")
         if self._thread is not None:
             self._thread.join(timeout=5)
-        for fd in (self._listener, self._stop_r, self._stop_w):
-            if fd >= 0:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-        self._listener = -1
+        if self._listener >= 0 and (self._thread is None or not self._thread.is_alive()):
+            with contextlib.suppress(OSError):
+                os.close(self._listener)
+            self._listener = -1
+        self._sift()
 
     def _serve(self, ready: threading.Event) -> None:
         import fcntl
 
         ready.wait()
-        if self._listener < 0:
+        listener = self._listener
+        if listener < 0:
             return
-        poll = select.poll()
-        poll.register(self._listener, select.POLLIN)
-        poll.register(self._stop_r, select.POLLIN)
-        buffer = bytearray(_NOTIF.size)
+        ioctl, unpack, pack = fcntl.ioctl, _NOTIF.unpack_from, _RESP.pack
+        buffer, zeros = bytearray(_NOTIF.size), bytes(_NOTIF.size)
+        calls, raw, read = self._calls, self._raw, self._read
         while True:
-            events = dict(poll.poll())
-            if self._stop_r in events:
-                return
-            if events.get(self._listener, 0) & (select.POLLHUP | select.POLLERR):
-                return  # every process of the command has gone
-            buffer[:] = bytes(_NOTIF.size)
+            buffer[:] = zeros  # the kernel takes only a zeroed buffer
             try:
-                fcntl.ioctl(self._listener, _IOCTL_RECV, buffer, True)
+                ioctl(listener, _IOCTL_RECV, buffer, True)
             except OSError as e:
                 if e.errno in (errno.ENOENT, errno.EINTR):  # the caller died meanwhile
                     continue
+                # Not served any more: close it, so that the command's notified calls
+                # fail (ENOSYS) rather than wait for ever; `stop` sees it closed.
+                self._listener = -1
+                os.close(listener)
                 return
-            self._one(fcntl, _NOTIF.unpack(buffer))
-
-    def _one(self, fcntl: object, notif: tuple[int, ...]) -> None:
-        ident, pid, _flags, nr, _arch, _ip, *args = notif
-        seen: list[Seen] = []
-        try:
-            seen = self._read(pid, self._names.get(nr, ""), args)
-            valid = struct.pack("=Q", ident)
-            fcntl.ioctl(self._listener, _IOCTL_ID_VALID, valid)  # type: ignore[attr-defined]
-        except OSError:
-            seen = []  # the process is gone, or what was read may not be its own
-        except Exception:
-            self.errors += 1
-            seen = []
-        with contextlib.suppress(OSError):
-            fcntl.ioctl(self._listener, _IOCTL_SEND,  # type: ignore[attr-defined]
-                        _RESP.pack(ident, 0, 0, _CONTINUE))
-        for one in seen:
-            key = (one.op, one.path, one.address)
-            if key in self.seen:
+            ident, pid, _flags, nr, _arch, _ip, *args = unpack(buffer)
+            found: tuple[tuple[str, str, bytes], ...] = ()
+            call = calls.get(nr)
+            if call is not None and not self._stopping:
+                try:
+                    found = read(pid, call, args)
+                except OSError:
+                    found = ()
+                except Exception:
+                    self.errors += 1
+                    found = ()
+            try:
+                ioctl(listener, _IOCTL_SEND, pack(ident, 0, 0, _CONTINUE))
+            except OSError:
+                # ENOENT: the caller died while it waited, so what was read may be
+                # another process's (its pid reused): dropped. A reply that went
+                # through shows the caller was still waiting when it was read.
                 continue
-            if len(self.seen) >= self.limit:
-                self.overflow += 1
-                continue
-            self.seen[key] = one
+            if self._stopping:
+                return  # the wake-up (the command's tree is gone)
+            for key in found:
+                raw[key] = None
+            if len(raw) >= self._BATCH:
+                self._sift()
 
-    def _read(self, pid: int, name: str, args: list[int]) -> list[Seen]:
-        op, paths = _CALLS.get(name, ("", ()))
-        if not op or self._ignored(pid):
-            return []
+    def _read(self, pid: int, call: tuple[str, int, tuple[tuple[int | None, int], ...]],
+              args: list[int]) -> tuple[tuple[str, str, bytes], ...]:
+        """The raw records of one call: (op, the directory a relative path is in or
+        "", the path's bytes; for connect the address's bytes)."""
+        op, flags_at, paths = call
+        if self.ignore and pid not in self._command and self._ignored(pid):
+            return ()
         if op == "connect":
-            address = self._address(pid, args[1], args[2])
-            return [Seen("connect", address=address)] if address is not None else []
-        if op == "open":
-            flags = self._open_flags(pid, name, args)
+            return (("connect", "", self._memory(pid, args[1], min(args[2], 28))),)
+        if flags_at != _NO_FLAGS:
+            flags = self._open_flags(pid, flags_at, args)
             if flags & os.O_PATH:
-                return []  # a reference, neither read nor written (the Landlock launcher's)
+                return ()  # a reference, neither read nor written (the Landlock launcher's)
             writes = flags & (os.O_WRONLY | os.O_RDWR | os.O_TRUNC)
             op = ("create-write" if writes else "create") if flags & os.O_CREAT else \
                 "write" if writes else "read"
@@ -352,19 +386,38 @@ class Observer:
             text = self._string(pid, args[path_index])
             if not text:
                 continue
-            dirfd = _AT_FDCWD if dir_index is None else _signed(args[dir_index])
-            absolute = self._absolute(pid, dirfd, text)
-            if absolute is not None:
-                out.append(Seen("remove" if op == "rename" and i == 0 else
-                                "create" if op == "rename" else op, absolute))
-        return out
+            base = ""
+            if text[0] != 47:  # "/": relative to its directory, read while it waits
+                dirfd = _AT_FDCWD if dir_index is None else _signed(args[dir_index])
+                where = f"/proc/{pid}/cwd" if dirfd == _AT_FDCWD else \
+                    f"/proc/{pid}/fd/{dirfd}"
+                base = os.readlink(where)
+                if not base.startswith("/"):
+                    continue  # a socket, a pipe, a deleted directory: no path to name
+            out.append(("remove" if op == "rename" and i == 0 else
+                        "create" if op == "rename" else op, base, text))
+        return tuple(out)
+
+    def _sift(self) -> None:
+        """The raw records as `Seen` (decoded, joined, normalised), those `keep`
+        wants into `seen` (bounded); the raw batch emptied."""
+        batch, self._raw = self._raw, {}
+        for op, base, data in batch:
+            one = _seen(op, base, data)
+            if one is None or (self.keep is not None and not self.keep(one)):
+                continue
+            key = (one.op, one.path, one.address)
+            if key in self.seen:
+                continue
+            if len(self.seen) >= self.limit:
+                self.overflow += 1
+                continue
+            self.seen[key] = one
 
     def _ignored(self, pid: int) -> bool:
         """A call of bwrap's own (building the sandbox). A process seen past it stays
         the command's: bwrap's set-up comes first, and what execs bwrap later is the
         command (it cannot build another sandbox: `--disable-userns`)."""
-        if not self.ignore or pid in self._command:
-            return False
         try:
             info = os.stat(f"/proc/{pid}/exe")
         except OSError:
@@ -374,62 +427,74 @@ class Observer:
         self._command.add(pid)
         return False
 
-    def _open_flags(self, pid: int, name: str, args: list[int]) -> int:
-        if name == "openat2":  # struct open_how: flags first
+    def _open_flags(self, pid: int, flags_at: int, args: list[int]) -> int:
+        if flags_at == _HOW_FLAGS:  # openat2: struct open_how, flags first
             raw = self._memory(pid, args[2], 8)
-            return struct.unpack("=Q", raw)[0] if len(raw) == 8 else _WRITE_FLAGS
-        return args[_FLAGS_ARG[name]] & 0xFFFFFFFF
+            return int.from_bytes(raw, sys.byteorder) if len(raw) == 8 else _WRITE_FLAGS
+        return args[flags_at] & 0xFFFFFFFF
 
     def _memory(self, pid: int, address: int, size: int) -> bytes:
-        """`size` bytes (at most a page) of the process's memory, one call
-        (`process_vm_readv`, the access `/proc/PID/mem` needs too)."""
-        size = min(size, len(self._local))
-        local = (ctypes.c_void_p * 2)(ctypes.addressof(self._local), size)
-        remote = (ctypes.c_void_p * 2)(address, size)
-        got = self._libc.process_vm_readv(pid, local, 1, remote, 1, 0)
-        return self._local.raw[:got] if got > 0 else b""
+        """`size` bytes of the process's memory (at most to the end of its page): one
+        `process_vm_readv` (the access `/proc/PID/mem` needs too, looked up per call:
+        a descriptor kept per pid would read the parent's memory after a vfork child's
+        exec). Empty where it cannot be read."""
+        size = min(size, _PAGE - address % _PAGE)
+        iov = self._iov
+        iov[1] = iov[3] = size
+        iov[2] = address
+        got = self._readv(pid, self._iov_local, 1, self._iov_remote, 1, 0)
+        return self._buffer.raw[:got] if got > 0 else b""
 
-    def _string(self, pid: int, address: int) -> str:
+    def _string(self, pid: int, address: int) -> bytes:
+        """The NUL-terminated string at `address` (a short read first: almost every
+        path fits); b"" where unterminated or unreadable."""
         if not address:
-            return ""
-        out = bytearray()
+            return b""
+        out = b""
+        size = 256
         while len(out) < _PATH_MAX:
-            chunk = 4096 - (address + len(out)) % 4096  # never across a page at once
-            data = self._memory(pid, address + len(out), chunk)
+            data = self._memory(pid, address + len(out), size)
             if not data:
-                break
+                return b""
             end = data.find(b"\0")
             if end >= 0:
-                out += data[:end]
-                return out.decode(errors="surrogateescape")
+                return out + data[:end]
             out += data
-        return ""  # unterminated or unreadable: nothing claimed
+            size = _PAGE
+        return b""  # unterminated: nothing claimed
 
-    def _absolute(self, pid: int, dirfd: int, text: str) -> str | None:
-        if text.startswith("/"):
-            return os.path.normpath(text)
-        where = f"/proc/{pid}/cwd" if dirfd == _AT_FDCWD else f"/proc/{pid}/fd/{dirfd}"
-        try:
-            base = os.readlink(where)
-        except OSError:
-            return None
-        if not base.startswith("/"):
-            return None  # a socket, a pipe, a deleted directory: no path to name
-        return os.path.normpath(os.path.join(base, text))
 
-    def _address(self, pid: int, address: int, length: int) -> tuple[int, str, int] | None:
-        import socket
+def _seen(op: str, base: str, data: bytes) -> Seen | None:
+    if op == "connect":
+        address = _address(data)
+        return Seen("connect", address=address) if address is not None else None
+    text = data.decode(errors="surrogateescape")
+    return Seen(op, os.path.normpath(os.path.join(base, text) if base else text))
 
-        raw = self._memory(pid, address, min(length, 28))
-        if len(raw) < 8:
-            return None
-        family = struct.unpack("=H", raw[:2])[0]
-        port = struct.unpack(">H", raw[2:4])[0]
-        if family == socket.AF_INET:
-            return family, socket.inet_ntop(socket.AF_INET, raw[4:8]), port
-        if family == socket.AF_INET6 and len(raw) >= 24:
-            return family, socket.inet_ntop(socket.AF_INET6, raw[8:24]), port
+
+def _address(raw: bytes) -> tuple[int, str, int] | None:
+    import socket
+
+    if len(raw) < 8:
         return None
+    family = struct.unpack("=H", raw[:2])[0]
+    port = struct.unpack(">H", raw[2:4])[0]
+    if family == socket.AF_INET:
+        return family, socket.inet_ntop(socket.AF_INET, raw[4:8]), port
+    if family == socket.AF_INET6 and len(raw) >= 24:
+        return family, socket.inet_ntop(socket.AF_INET6, raw[8:24]), port
+    return None
+
+
+def _calls() -> dict[int, tuple[str, int, tuple[tuple[int | None, int], ...]]]:
+    """This architecture's notified numbers → (operation, where the open flags are,
+    the path arguments)."""
+    out = {}
+    for name, nr in _NUMBERS.get(platform.machine(), {}).items():
+        op, paths = _CALLS[name]
+        flags_at = _HOW_FLAGS if name == "openat2" else _FLAGS_ARG.get(name, _NO_FLAGS)
+        out[nr] = (op, flags_at, paths)
+    return out
 
 
 def _signed(value: int) -> int:

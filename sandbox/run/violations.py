@@ -89,17 +89,28 @@ def classify(areas: Areas, seen: Iterable[Seen], *, proxied: bool) -> list[Viola
     return list(out.values())
 
 
-def _file(areas: Areas, one: Seen) -> Violation | None:
+def considered(areas: Areas, one: Seen) -> bool:
+    """Whether `classify` could call `one` a refusal, from the mounts alone (what it
+    drops first; the observer drops the rest as a run goes, `linux/observe.py`)."""
+    if one.op == "connect":
+        return True
     path = one.path
     if not path.startswith("/") or (not path.startswith("/dev/shm") and any(
             path == s or path.startswith(s + "/") for s in _SKIPPED)):
+        return False
+    kind = areas.where(path)[0]
+    if one.op == "read":
+        return kind == "hidden"
+    return not (kind == "writable" or (kind == "outside" and not areas.visible(path)))
+
+
+def _file(areas: Areas, one: Seen) -> Violation | None:
+    if not considered(areas, one):
         return None
+    path = one.path
     kind, place = areas.where(path)
     if one.op == "read":
-        return {"kind": kind, "op": "read", "path": path, "place": place} \
-            if kind == "hidden" else None
-    if kind == "writable" or (kind == "outside" and not areas.visible(path)):
-        return None
+        return {"kind": kind, "op": "read", "path": path, "place": place}
     exists = os.path.lexists(path)
     if (one.op == "create" and exists) or (one.op in ("remove", "write") and not exists
                                            and kind != "hidden"):

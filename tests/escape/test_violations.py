@@ -48,6 +48,18 @@ def test_write_to_a_protected_path(attack: Callable[..., RunResult], project: Pa
     assert "read-only" in str(found["fix"])
 
 
+def test_a_refusal_after_thousands_of_allowed_writes(attack: Callable[..., RunResult],
+                                                     home: Path, project: Path) -> None:
+    """What is allowed is dropped as the run goes: 3000 distinct files written in the
+    project first (more than the observer keeps) still leave room for the refusal."""
+    target = home / ".profile"
+    command = (f"mkdir -p {project}/many && for i in $(seq 3000); do : > {project}/many/f$i;"
+               f" done; echo evil >> {target}")
+    result = attack(command, worked=lambda: target.exists(), reset=target.unlink)
+    _one(result, "outside", "write", str(target))
+    assert not any(str(project) in str(v.get("path")) for v in result.violations)
+
+
 def test_create_in_an_outside_directory(attack: Callable[..., RunResult],
                                         home: Path) -> None:
     made = home / "newdir"

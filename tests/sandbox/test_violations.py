@@ -164,6 +164,43 @@ def test_the_observer_sees_what_a_process_names() -> None:
     assert not any(s.path == "/dev/null" for s in observer.seen.values())  # a plain read
 
 
+def test_the_observer_reads_relative_and_long_paths_and_leaves_no_thread(
+        tmp_path: Path) -> None:
+    """A path relative to the working directory or to a directory descriptor, and one
+    that crosses a page, are named whole; `stop` wakes the blocked server with a call
+    of its own and no thread of the observer's is left."""
+    import subprocess
+    import threading
+
+    from swifty_sandbox.sandbox.linux import observe
+
+    deep = tmp_path / ("d" * 200) / ("e" * 200)
+    deep.mkdir(parents=True)
+    long_name = "x" * 250
+    script = ("import mmap, os, ctypes\n"
+              f"os.chdir({str(tmp_path)!r})\n"
+              "open('rel.txt', 'w').close()\n"
+              f"fd = os.open({str(deep)!r}, os.O_RDONLY | os.O_DIRECTORY)\n"
+              "os.close(os.open('at.txt', os.O_WRONLY | os.O_CREAT, dir_fd=fd))\n"
+              # a path whose bytes cross a page boundary
+              "page = mmap.mmap(-1, 8192)\n"
+              f"text = {str(deep / long_name)!r}.encode() + b'\\0'\n"
+              "page[4096 - 100:4096 - 100 + len(text)] = text\n"
+              "addr = ctypes.addressof(ctypes.c_char.from_buffer(page)) + 4096 - 100\n"
+              "libc = ctypes.CDLL(None)\n"
+              "libc.open.argtypes = (ctypes.c_void_p, ctypes.c_int, ctypes.c_int)\n"
+              "os.close(libc.open(addr, os.O_WRONLY | os.O_CREAT, 0o600))\n")
+    observer = observe.Observer(observe.filter_bpf(reads=False))
+    proc = observer.spawn(lambda: subprocess.Popen(["/usr/bin/python3", "-I", "-c", script]))
+    assert proc.wait() == 0
+    observer.stop()
+    paths = {s.path for s in observer.seen.values()}
+    assert str(tmp_path / "rel.txt") in paths
+    assert str(deep / "at.txt") in paths
+    assert str(deep / long_name) in paths
+    assert not [t for t in threading.enumerate() if t.name.startswith("swifty-")]
+
+
 def test_the_observers_numbers_are_libseccomps() -> None:
     import platform
 
