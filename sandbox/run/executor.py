@@ -14,9 +14,11 @@ import os
 import selectors
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from types import FrameType
 from typing import IO, TYPE_CHECKING
 
 from swifty_sandbox.policy.errors import ExitCode
@@ -30,6 +32,7 @@ _DRAIN_AFTER_EXIT = 1.0  # seconds to read what is left in the pipes after the e
 _CHUNK = 65536
 EVENT_BYTES = 8192  # the most one on-output call carries
 OnOutput = Callable[[str, bytes], None]  # ("stdout" | "stderr", bytes) as they arrive
+_ENDING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class BoundedBuffer:
@@ -124,6 +127,37 @@ def streamed(name: str, keep: Callable[[bytes], None], on_output: OnOutput,
     return sink
 
 
+class _SignalsHeld:
+    """The ending signals' Python handlers held back while the command starts. A
+    handler that raises (the CLI's `Interrupted`) anywhere between the fork and the
+    `try` that owns the process would unwind past the cleanup and leave the command
+    running, holding our caller's pipes (an unconfined one has nothing else to end
+    it). The first such signal is noted instead and handed to its own handler by
+    `release`, once the process is ours to kill. Only in the main thread (where
+    Python runs handlers); ignored and default dispositions are left as they are."""
+
+    def __init__(self) -> None:
+        self.saved: dict[int, Callable[[int, FrameType | None], object]] = {}
+        self.arrived: int | None = None
+        if threading.current_thread() is threading.main_thread():
+            for signum in _ENDING_SIGNALS:
+                handler = signal.getsignal(signum)
+                if callable(handler):
+                    self.saved[signum] = handler
+                    signal.signal(signum, self._note)
+
+    def _note(self, signum: int, frame: FrameType | None) -> None:
+        if self.arrived is None:
+            self.arrived = signum
+
+    def release(self) -> None:
+        saved, self.saved = self.saved, {}
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)
+        if self.arrived is not None and self.arrived in saved:
+            signal.raise_signal(self.arrived)  # its handler runs now, here
+
+
 def _status_from_returncode(code: int) -> int:
     return 128 - code if code < 0 else code
 
@@ -159,26 +193,32 @@ def execute(
     start = time.monotonic()
     out_buf, err_buf = BoundedBuffer(output_bytes), BoundedBuffer(output_bytes)
     status_raw = bytearray()
-    proc = _spawn(argv, env=env, cwd=cwd, capture=capture, stdin=stdin, pass_fds=pass_fds,
-                  preexec=preexec, close_after_spawn=close_after_spawn, terminal=terminal,
-                  spawn=spawn)
     sel = selectors.DefaultSelector()
     sinks: dict[int, Callable[[bytes], None]] = {}
-    kept: tuple[tuple[str, IO[bytes] | None, Callable[[bytes], None]], ...] = (
-        ("stdout", proc.stdout, out_buf.add), ("stderr", proc.stderr, err_buf.add))
-    for name, stream, sink in kept:
-        if stream is not None:
-            if on_output is not None:
-                sink = streamed(name, sink, on_output, output_bytes)
-            os.set_blocking(stream.fileno(), False)
-            sel.register(stream.fileno(), selectors.EVENT_READ)
-            sinks[stream.fileno()] = sink
-    if status_fd is not None:
-        sel.register(status_fd, selectors.EVENT_READ)
-        sinks[status_fd] = status_raw.extend
-
     deadline = start + timeout if timeout is not None else None
+    held = _SignalsHeld()
     try:
+        proc = _spawn(argv, env=env, cwd=cwd, capture=capture, stdin=stdin,
+                      pass_fds=pass_fds, preexec=preexec,
+                      close_after_spawn=close_after_spawn, terminal=terminal, spawn=spawn)
+    except BaseException:
+        sel.close()
+        held.release()
+        raise
+    try:
+        held.release()  # a signal that came meanwhile ends the run here: the finally kills
+        kept: tuple[tuple[str, IO[bytes] | None, Callable[[bytes], None]], ...] = (
+            ("stdout", proc.stdout, out_buf.add), ("stderr", proc.stderr, err_buf.add))
+        for name, stream, sink in kept:
+            if stream is not None:
+                if on_output is not None:
+                    sink = streamed(name, sink, on_output, output_bytes)
+                os.set_blocking(stream.fileno(), False)
+                sel.register(stream.fileno(), selectors.EVENT_READ)
+                sinks[stream.fileno()] = sink
+        if status_fd is not None:
+            sel.register(status_fd, selectors.EVENT_READ)
+            sinks[status_fd] = status_raw.extend
         if terminal is not None:
             timed_out = _relay(proc, terminal, sinks, deadline, own_tree=own_tree)
         else:

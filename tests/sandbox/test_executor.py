@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
 import sys
 import time
+from collections.abc import Callable
+
+import pytest
 
 from swifty_sandbox.sandbox.run.executor import BoundedBuffer, execute
 
@@ -45,3 +50,20 @@ def test_background_child_holding_the_pipe_does_not_hang() -> None:
     done = execute(["sh", "-c", "sleep 30 & echo parent-done"])
     assert done.stdout == b"parent-done\n"
     assert time.monotonic() - start < 3
+
+
+def test_a_signal_while_the_command_starts_still_ends_it() -> None:
+    """Ctrl-C (or SIGTERM, SIGHUP) that lands while the command is being started — on a
+    loaded machine the command may run long before we return from the fork — still
+    reaches its handler, once the process is ours to kill, and the command is killed:
+    it used to escape the cleanup and keep running (test_signals' unconfined run)."""
+    started: list[subprocess.Popen[bytes]] = []
+
+    def spawn(start: Callable[[], subprocess.Popen[bytes]]) -> subprocess.Popen[bytes]:
+        started.append(start())
+        signal.raise_signal(signal.SIGINT)  # as the spawn returns
+        return started[0]
+
+    with pytest.raises(KeyboardInterrupt):
+        execute(["sleep", "30"], capture=False, spawn=spawn)
+    assert started[0].poll() == -signal.SIGKILL
