@@ -105,6 +105,11 @@ class AgentInfo:
     project_settings: tuple[str, ...] = ()
     # The same in the user's config dir (`user_dir`).
     user_settings: tuple[str, ...] = ()
+    # Files in the project the agent loads into its own environment, relative to the
+    # root: every process it starts on the host inherits them, so a `BASH_ENV` or
+    # `LD_PRELOAD` written there runs code outside the sandbox (kept as what the
+    # agents run are: read-only, the file a link leads to too, watched while missing).
+    env_files: tuple[str, ...] = ()
     # The variable that moves the user's config dir, and whether it names the dir
     # itself (Claude Code, Codex) or a home the `folder` lies in (Gemini).
     config_dir_var: str | None = None
@@ -223,6 +228,9 @@ AGENTS: Mapping[Agent, AgentInfo] = {
         Agent.GEMINI, "Gemini CLI", ".gemini", "settings.json", "BeforeTool",
         shell_tools=(ShellTool("run_shell_command", "BeforeTool", cwd="dir_path"),),
         project_settings=(".gemini/settings.json",),
+        # A trusted folder's `.gemini/.env`, else `.env` (0.61's `loadEnvironment`):
+        # each variable not set already, the bash that runs our rewrite included.
+        env_files=(".gemini/.env", ".env"),
         user_settings=("settings.json",),
         config_dir_var="GEMINI_CLI_HOME", config_var_is_home=True,
         trust=Trust.GEMINI_FOLDER, asks=True),
@@ -241,11 +249,16 @@ def project_settings() -> tuple[str, ...]:
                                for name in info.project_settings))
 
 
+def env_files() -> tuple[str, ...]:
+    """Every agent's environment files in a project, relative to its root."""
+    return tuple(dict.fromkeys(name for info in AGENTS.values() for name in info.env_files))
+
+
 def user_settings(env: Mapping[str, str], home: Path) -> tuple[Path, ...]:
     """Every agent's settings files of this user, where the agents read them."""
     return tuple(dict.fromkeys(path for info in AGENTS.values()
                                for path in info.user_files(env, home)))
 
 
-__all__ = ["AGENTS", "Agent", "AgentInfo", "FileTool", "ShellTool", "Trust",
+__all__ = ["AGENTS", "Agent", "AgentInfo", "FileTool", "ShellTool", "Trust", "env_files",
            "project_settings", "user_settings"]

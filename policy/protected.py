@@ -72,6 +72,7 @@ HOME_PROTECTED: tuple[str, ...] = (
     "~/.gemini",
     "~/.cursor",
     "~/.claude.json",  # Claude Code's state: each project's MCP servers
+    "~/.env",  # Gemini CLI's environment when no folder on the way has one
 )
 
 # The protected entries that are directories: guarded by an empty read-only directory

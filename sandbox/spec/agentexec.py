@@ -1,5 +1,6 @@
 """What the agents' settings will execute on the host: the scripts their hooks, status
-line, helpers and MCP servers name.
+line, helpers and MCP servers name, and the environment files an agent loads (Gemini
+CLI's `.env`: its variables reach every process it starts).
 
 The settings files themselves are read-only inside the sandbox (`AGENT_SETTINGS`), but
 a script they name (`.claude/hooks/guard.sh`, the documented layout) is an ordinary
@@ -28,7 +29,7 @@ import re
 import shlex
 from collections.abc import Iterable, Iterator
 
-from swifty_sandbox.policy.agents import user_settings
+from swifty_sandbox.policy.agents import env_files, user_settings
 from swifty_sandbox.policy.protected import AGENT_SETTINGS
 from swifty_sandbox.policy.yamlnodes import NotRegular, TooLarge, read_regular
 
@@ -65,7 +66,8 @@ def settings_files(project: str, home: str) -> list[str]:
 def programs(project: str, home: str, path_var: str | None) -> list[str]:
     """Every file the agents' settings in `project` and `home` would execute or hand
     to an interpreter, as absolute paths (existing or not)."""
-    out: dict[str, None] = {}
+    # The environment an agent loads from the project: code for every process it starts.
+    out: dict[str, None] = dict.fromkeys(os.path.join(project, name) for name in env_files())
     for settings in settings_files(project, home):
         try:
             data = read_regular(settings, _LIMIT)

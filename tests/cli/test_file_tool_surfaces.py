@@ -105,7 +105,7 @@ def _git_trust(p: Path, h: Path) -> None:
     (p / "vendored").mkdir()
     (p / "vendored" / ".git").write_text("gitdir: ../.git/modules/vendored\n")
     subprocess.run(["git", "init", "-q", "--bare", str(p / "remote.git")], check=True)
-    (p / ".env").write_text(SECRET + "\n")
+    (p / "secrets.env").write_text(SECRET + "\n")
 
 
 INVARIANTS: tuple[Row, ...] = (
@@ -191,7 +191,12 @@ INVARIANTS: tuple[Row, ...] = (
     Row("edit a config file include.path names", Tool.EDIT_FILE, "{p}/team.gitconfig",
         "deny", "git", unchanged=("{p}/team.gitconfig",)),
     Row("edit a file the rules make unreadable (an edit shows the old text)",
-        Tool.EDIT_FILE, "{p}/.env", "deny", "ReadFile(*.env*)", unchanged=("{p}/.env",)),
+        Tool.EDIT_FILE, "{p}/secrets.env", "deny", "ReadFile(*.env*)",
+        unchanged=("{p}/secrets.env",)),
+    Row("write the .env Gemini CLI loads into its environment", Tool.WRITE_FILE, "{p}/.env",
+        "deny", "swifty-sandbox or its hooks run", absent=("{p}/.env",)),
+    Row("write Gemini CLI's own .env", Tool.WRITE_FILE, "{p}/.gemini/.env", "deny",
+        "swifty-sandbox or its hooks run", absent=("{p}/.gemini/.env",)),
     Row("edit a file the profile hides", Tool.EDIT_FILE, "{h}/.ssh/id_ed25519", "deny",
         "secrets", unchanged=("{h}/.ssh/id_ed25519",)),
     Row("control: read a project file", Tool.READ_FILE, "{p}/ok.txt", "allow"),

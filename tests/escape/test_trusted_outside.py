@@ -165,3 +165,52 @@ def test_the_config_a_protected_hook_runs(attack: Attack, project: Path,
     attack(f"printf 'repos:\\n- repo: local\\n  hooks:\\n  - id: x\\n    name: x\\n"
            f"    entry: touch {marker}\\n    language: system\\n    always_run: true\\n"
            f"    pass_filenames: false\\n' > .pre-commit-config.yaml", worked, reset)
+
+
+# -- the environment an agent loads: Gemini CLI's `.env` ----------------------------------
+
+def _gemini_loads(project: Path, home: Path) -> dict[str, str]:
+    """The variables Gemini CLI (0.61, `loadEnvironment`) takes from the folder it starts
+    in, a trusted one: `.gemini/.env`, else `.env`, each `KEY=VALUE` line not set already."""
+    for name in (".gemini/.env", ".env"):
+        path = project / name
+        if path.is_file():
+            pairs = (line.split("=", 1) for line in path.read_text().splitlines()
+                     if "=" in line and not line.lstrip().startswith("#"))
+            return {key.strip(): value.strip().strip("'\"") for key, value in pairs}
+    return {}
+
+
+@pytest.mark.parametrize("name", [".env", ".gemini/.env"])
+@pytest.mark.parametrize("exists", [True, False])
+def test_an_env_file_gemini_loads_cannot_run_code_on_the_host(
+        attack: Attack, project: Path, home: Path, outside_temp: Path, name: str,
+        exists: bool) -> None:
+    """Gemini CLI puts a trusted folder's `.env` into its own environment, which every
+    process it starts on the host inherits — the bash that runs our rewritten `run`
+    command first: `BASH_ENV` there ran a script of the command's outside the sandbox
+    at the agent's next shell call (shown with the real Gemini CLI 0.61)."""
+    import subprocess
+
+    marker = outside_temp / "pwned"
+    target = project / name
+    script = project / "evil.sh"
+    script.write_text(f"touch {marker}\n")
+
+    def reset() -> None:
+        marker.unlink(missing_ok=True)
+        target.unlink(missing_ok=True)
+        for path in target.parent.glob(target.name + ".swifty-blocked-*"):
+            path.unlink()
+        if exists:
+            target.parent.mkdir(exist_ok=True)
+            target.write_text("APP_PORT=8080\n")
+
+    reset()
+
+    def worked() -> bool:
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(home), **_gemini_loads(project, home)}
+        subprocess.run(["bash", "-c", "true"], env=env, check=False)
+        return marker.exists()
+
+    attack(f"mkdir -p {target.parent} && echo BASH_ENV={script} >> {target}", worked, reset)

@@ -45,7 +45,9 @@ def test_default_spec(project: Path, home: Path) -> None:
                                    ".mcp.json", ".claude/skills", ".claude/agents",
                                    ".claude/commands", ".codex/config.toml", ".codex/hooks.json",
                                    ".gemini/settings.json", ".cursor/hooks.json",
-                                   ".cursor/mcp.json"))}
+                                   ".cursor/mcp.json",
+                                   # Gemini CLI's environment files (agentexec.py)
+                                   ".gemini/.env", ".env"))}
     caches = home / ".cache" / "swifty-sandbox"  # their MAC secrets (policy/cachefile.py)
     assert set(under(spec.unreadable_dirs, home)) == {
         str(home / ".ssh"), str(temp), str(caches / "bpf"), str(caches / "programs")}
