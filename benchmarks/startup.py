@@ -16,11 +16,14 @@ time of:
 - `codex sandbox -- true` (Codex CLI from `$SWIFTY_AGENTS_DIR` or /work/agents), if it
   runs here; else the issue's measured 81 ms.
 
-Then the stage breakdown: the interpreter's own start, the hand-off to the warm server
-(a served `--help`), and each stage of a `run` as a warm worker does it (a forked child
-of a process that imported everything), timed in the child: policy load, decision,
-spec compile, backend compile (argv, filter), prepare + environment, bwrap itself,
-after-run. Targets: run ≤ 3x bare bwrap and ≤ 0.4x Codex; serve ≤ 1.3x bare bwrap.
+Then the stage breakdown of a served `run` in a new process: the interpreter's own
+start, then each step of the client timed inside it (importing it, connecting to the
+server and checking it, the handshake, the header until the worker accepts, the worker's
+run until its exit status), and the exit; then the worker's part by stage, as a warm
+worker does it (a forked child of a process that imported everything), timed in the
+child: policy load, decision, spec compile, backend compile (argv, filter), prepare +
+environment, bwrap itself, after-run; and what the CLI adds around them.
+Targets: run ≤ 3x bare bwrap and ≤ 0.4x Codex; serve ≤ 1.3x bare bwrap.
 Run it as an unprivileged user (root joins a cgroup per command, see linux/caps.py).
 `--before CHECKOUT` (another commit's work tree) installs it the same way and measures
 its `run`, cold `run` and `serve` in the same interleaved rounds, for before/after.
@@ -69,6 +72,37 @@ TYPICAL = """\
 - rule: EditFile(dist/**)
   effect: deny
 """
+# A served `run -- true` in a new process, each step timed inside it (`client_stages`):
+# the steps of `entry.main`, timed by wrapping the functions it calls.
+CLIENT = r"""
+import time
+start = time.perf_counter()
+import sys
+from swifty_sandbox.cli import entry
+laps = {"import entry": time.perf_counter()}
+handshake, recv_exact = entry.handshake, entry.recv_exact
+def timed_handshake(sock):
+    proof = handshake(sock)
+    laps["handshake"] = time.perf_counter()
+    return proof
+def timed_recv(sock, size):  # after the handshake: the 1-byte answer, then the status
+    data = recv_exact(sock, size)
+    if "handshake" in laps:
+        laps["header -> accepted" if size == 1 else "accepted -> status"] = time.perf_counter()
+    return data
+entry.handshake, entry.recv_exact = timed_handshake, timed_recv
+sock = entry._connect()
+laps["connect + checks"] = time.perf_counter()
+code = entry._call(sock, sys.argv[2:]) if sock is not None else None
+times, last = {}, start
+for name, at in laps.items():
+    times[name], last = (at - last) * 1000, at
+import json
+with open(sys.argv[1], "w") as f:
+    json.dump(times if code == 0 else {}, f)
+"""
+CLIENT_STAGES = ("import entry", "connect + checks", "handshake", "header -> accepted",
+                 "accepted -> status")
 STAGES = ("policy load", "decision", "spec compile", "backend compile",
           "prepare + env", "bwrap (execute)", "after-run")
 
@@ -123,6 +157,26 @@ def make_projects(base: Path) -> dict[str, Path]:
             (project / ".env").write_text("KEY=secret\n")
         projects[name] = project
     return projects
+
+
+def client_stages(python: Path, project: Path, runs: int) -> dict[str, float]:
+    """Median ms of each step of a served `run -- true` in a new process (`CLIENT`),
+    from its first line: importing the client, connecting to the server and checking
+    it, the handshake, the header until the worker accepts, the worker's run until its
+    exit status. `python` is the script's interpreter, so the same server serves it."""
+    samples: dict[str, list[float]] = {name: [] for name in CLIENT_STAGES}
+    with tempfile.TemporaryDirectory(dir=project.parent) as folder:
+        out = Path(folder) / "times.json"
+        for _ in range(runs):
+            subprocess.run([str(python), "-c", CLIENT, str(out), "run", "--", "true"],
+                           cwd=project, check=True, stdin=subprocess.DEVNULL)
+            times = json.loads(out.read_text())
+            if not times:
+                continue  # not served (the server restarting): no sample
+            for name in CLIENT_STAGES:
+                samples[name].append(times[name])
+    return {name: statistics.median(values) if values else float("nan")
+            for name, values in samples.items()}
 
 
 def stage_times(project: Path, runs: int) -> dict[str, float]:
@@ -256,7 +310,6 @@ def measure(label: str, project: Path, script: Path, python: Path,
                                        {**os.environ, "SWIFTY_DAEMON": "off"}),
         "serve (per command)": serve_one,
         "python -c pass": command([str(python), "-c", "pass"], project),
-        "served --help": command([str(script), "compile", "--help"], project),
     }
     if codex is not None:
         contenders["codex sandbox"] = command(codex, project)
@@ -271,13 +324,20 @@ def measure(label: str, project: Path, script: Path, python: Path,
     print(f"\n== {label}: `true`, median of {runs} (ms), and its ratio to bare bwrap:")
     for name, median in medians.items():
         print(f"  {name:22} {median:7.1f} ms   {median / floor:5.2f}x bwrap")
+    client = client_stages(python, project, max(5, runs // 3))
     stages = stage_times(project, max(5, runs // 3))
-    print("  stages of a served run (a forked warm worker, median ms):")
+    print("  a served run in a new process, step by step (median ms):")
     print(f"    {'interpreter start':20} {medians['python -c pass']:6.1f}  (python -c pass)")
-    print(f"    {'hand-off + CLI':20} {medians['served --help'] - medians['python -c pass']:6.1f}"
-          "  (served --help minus the interpreter)")
+    for name, value in client.items():
+        print(f"    {name:20} {value:6.1f}")
+    rest = medians["run (new process)"] - medians["python -c pass"] - sum(client.values())
+    print(f"    {'exit, the rest':20} {rest:6.1f}  (run minus the above)")
+    print("  the worker's part (accepted -> status), by stage (a forked warm worker):")
     for name, value in stages.items():
         print(f"    {name:20} {value:6.1f}")
+    outside = client["accepted -> status"] - sum(stages.values())
+    print(f"    {'the CLI around them':20} {outside:6.1f}  (click, Sandbox, records, exit status;"
+          " accepted -> status minus the stages)")
     run_ms, serve_ms = medians["run (new process)"], medians["serve (per command)"]
     for what, ratio, limit in (("run <= 3x bare bwrap", run_ms / floor, 3.0),
                                ("run <= 0.4x codex", run_ms / codex_ms, 0.4),
