@@ -6,11 +6,9 @@ every way out, and the command never holds the user's terminal."""
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import os
 import pty
-import select
 import signal
 import struct
 import sys
@@ -20,6 +18,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+from ..terminal import Person
 
 SCRIPT = str(Path(sys.executable).with_name("swifty-sandbox"))
 PYTHON = os.path.realpath(sys.executable)
@@ -38,83 +38,6 @@ def _fresh_settings() -> list[object]:
 def _state(pid: int) -> str:
     with open(f"/proc/{pid}/stat", "rb") as f:
         return f.read().rpartition(b")")[2].split()[0].decode()
-
-
-class Person:
-    """A terminal (our pty's master) with a program as its session leader: the
-    program's controlling terminal, SIGINT at its default, as a person's shell
-    starts it."""
-
-    def __init__(self, argv: list[str], cwd: Path, rows: int = 24, cols: int = 80) -> None:
-        env = {**os.environ, "TERM": "dumb", "PYTHONSTARTUP": ""}
-        self.pid, self.fd = pty.fork()
-        if self.pid == 0:
-            try:
-                signal.signal(signal.SIGINT, signal.SIG_DFL)
-                os.chdir(cwd)
-                os.execve(argv[0], argv, env)
-            finally:
-                os._exit(127)
-        self.resize(rows, cols)
-        self.seen = b""
-
-    def resize(self, rows: int, cols: int) -> None:
-        fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-
-    def read(self, seconds: float) -> bytes:
-        """What the screen shows in the next `seconds`."""
-        got = b""
-        deadline = time.monotonic() + seconds
-        while (left := deadline - time.monotonic()) > 0:
-            ready, _, _ = select.select([self.fd], [], [], left)
-            if ready:
-                try:
-                    chunk = os.read(self.fd, 4096)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                got += chunk
-        self.seen += got
-        return got
-
-    def expect(self, text: bytes, count: int = 1, timeout: float = 30) -> None:
-        deadline = time.monotonic() + timeout
-        while self.seen.count(text) < count:
-            left = deadline - time.monotonic()
-            assert left > 0, f"never saw {text!r}; the screen: {self.seen!r}"
-            ready, _, _ = select.select([self.fd], [], [], left)
-            if ready:
-                try:
-                    chunk = os.read(self.fd, 4096)
-                except OSError:
-                    chunk = b""
-                assert chunk, f"ended before {text!r}; the screen: {self.seen!r}"
-                self.seen += chunk
-
-    def send(self, data: bytes) -> None:
-        os.write(self.fd, data)
-
-    def finish(self, timeout: float = 30) -> int:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            self.read(0.1)
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid:
-                self.read(0.2)
-                return os.waitstatus_to_exitcode(status)
-        self.kill()
-        raise AssertionError(f"did not finish; the screen: {self.seen!r}")
-
-    def kill(self) -> None:
-        with contextlib.suppress(OSError):
-            os.killpg(self.pid, signal.SIGKILL)
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(self.pid, 0)
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            os.close(self.fd)
 
 
 Start = Callable[..., Person]
