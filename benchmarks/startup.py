@@ -159,24 +159,24 @@ def make_projects(base: Path) -> dict[str, Path]:
     return projects
 
 
-def client_stages(python: Path, project: Path, runs: int) -> dict[str, float]:
-    """Median ms of each step of a served `run -- true` in a new process (`CLIENT`),
-    from its first line: importing the client, connecting to the server and checking
-    it, the handshake, the header until the worker accepts, the worker's run until its
-    exit status. `python` is the script's interpreter, so the same server serves it."""
+def timed_client(python: Path, project: Path, folder: Path
+                 ) -> tuple[Callable[[], None], dict[str, list[float]]]:
+    """A contender: a served `run -- true` in a new process (`CLIENT`), each step timed
+    inside it from its first line (importing the client, connecting to the server and
+    checking it, the handshake, the header until the worker accepts, the worker's run
+    until its exit status); the samples it collects. `python` is the script's
+    interpreter, so the same server serves it."""
     samples: dict[str, list[float]] = {name: [] for name in CLIENT_STAGES}
-    with tempfile.TemporaryDirectory(dir=project.parent) as folder:
-        out = Path(folder) / "times.json"
-        for _ in range(runs):
-            subprocess.run([str(python), "-c", CLIENT, str(out), "run", "--", "true"],
-                           cwd=project, check=True, stdin=subprocess.DEVNULL)
-            times = json.loads(out.read_text())
-            if not times:
-                continue  # not served (the server restarting): no sample
-            for name in CLIENT_STAGES:
-                samples[name].append(times[name])
-    return {name: statistics.median(values) if values else float("nan")
-            for name, values in samples.items()}
+    out = folder / "client-times.json"
+
+    def run() -> None:
+        subprocess.run([str(python), "-c", CLIENT, str(out), "run", "--", "true"],
+                       cwd=project, check=True, stdin=subprocess.DEVNULL)
+        times = json.loads(out.read_text())
+        for name in CLIENT_STAGES if times else ():  # none: not served, no sample
+            samples[name].append(times[name])
+
+    return run, samples
 
 
 def stage_times(project: Path, runs: int) -> dict[str, float]:
@@ -289,6 +289,7 @@ def measure(label: str, project: Path, script: Path, python: Path,
     serve_one, stop_serving = served(script, project)
     warm = command([str(script), "run", "--", "true"], project)
     old: dict[str, Callable[[], None]] = {}
+    old_samples: dict[str, list[float]] = {}
     stops = [stop_serving]
     if before is not None:
         old_serve, old_stop = served(before, project)
@@ -298,11 +299,15 @@ def measure(label: str, project: Path, script: Path, python: Path,
                    [str(before), "run", "--", "true"], project,
                    {**os.environ, "SWIFTY_DAEMON": "off"}),
                "before: serve": old_serve}
+        (project.parent / "before").mkdir(exist_ok=True)
+        old["before: run, timed inside"], old_samples = timed_client(
+            before.with_name("python"), project, project.parent / "before")
     for _ in range(3):  # the first call starts the warm server; wait until it serves
         warm()
         if old:
             old["before: run"]()
         time.sleep(1.0)
+    timed, client_samples = timed_client(python, project, project.parent)
     contenders: dict[str, Callable[[], None]] = {
         "bare bwrap (floor)": bare_bwrap(project),
         "run (new process)": warm,
@@ -310,6 +315,7 @@ def measure(label: str, project: Path, script: Path, python: Path,
                                        {**os.environ, "SWIFTY_DAEMON": "off"}),
         "serve (per command)": serve_one,
         "python -c pass": command([str(python), "-c", "pass"], project),
+        "run, timed inside": timed,
     }
     if codex is not None:
         contenders["codex sandbox"] = command(codex, project)
@@ -324,14 +330,17 @@ def measure(label: str, project: Path, script: Path, python: Path,
     print(f"\n== {label}: `true`, median of {runs} (ms), and its ratio to bare bwrap:")
     for name, median in medians.items():
         print(f"  {name:22} {median:7.1f} ms   {median / floor:5.2f}x bwrap")
-    client = client_stages(python, project, max(5, runs // 3))
+    client, was = (
+        {name: statistics.median(values) if values else float("nan")
+         for name, values in samples.items()} for samples in (client_samples, old_samples))
     stages = stage_times(project, max(5, runs // 3))
-    print("  a served run in a new process, step by step (median ms):")
+    print("  a served run in a new process, step by step (median ms, same rounds"
+          f"{'; before' if was else ''}):")
     print(f"    {'interpreter start':20} {medians['python -c pass']:6.1f}  (python -c pass)")
     for name, value in client.items():
-        print(f"    {name:20} {value:6.1f}")
+        print(f"    {name:20} {value:6.1f}" + (f"  {was[name]:6.1f}" if was else ""))
     rest = medians["run (new process)"] - medians["python -c pass"] - sum(client.values())
-    print(f"    {'exit, the rest':20} {rest:6.1f}  (run minus the above)")
+    print(f"    {'exit, the rest':20} {rest:6.1f}  (run minus the interpreter and the steps)")
     print("  the worker's part (accepted -> status), by stage (a forked warm worker):")
     for name, value in stages.items():
         print(f"    {name:20} {value:6.1f}")
