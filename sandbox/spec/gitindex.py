@@ -22,7 +22,7 @@ import os
 import stat
 import struct
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 from swifty_sandbox.policy.paths import is_within
 
@@ -176,4 +176,35 @@ def _tracked(project: str, data: mmap.mmap, inside: list[tuple[str, bool]]) -> l
     return out
 
 
-__all__ = ["tracked"]
+def untracked(top: str, files: Sequence[str]) -> list[str]:
+    """The `files` (inside the work tree `top`) its index surely does not track: none
+    when the index cannot be read, and not those the budget ran out before."""
+    directory = gitdir_of(os.path.join(top, ".git"))
+    if directory is None:
+        return []
+    if not os.path.lexists(os.path.join(directory, "index")):
+        return list(files)  # a repository with nothing added yet
+    data = _index(top)
+    if data is None:
+        return []
+    try:
+        budget = _Budget()
+        if _HEADER.unpack_from(data)[1] == 4:
+            try:
+                paths = set(_v4_paths(data, budget))
+            except (IndexError, ValueError, struct.error):
+                return []
+            return [p for p in files if os.fsencode(os.path.relpath(p, top)) not in paths]
+        out = []
+        for path in files:
+            found = _found(data, os.fsencode(os.path.relpath(path, top)), False, budget)
+            if found is None:
+                break  # out of budget: the rest is not known
+            if not found:
+                out.append(path)
+        return out
+    finally:
+        data.close()
+
+
+__all__ = ["tracked", "untracked"]
