@@ -27,7 +27,7 @@ from ..run.execfail import SHELL, checked_argv
 from ..run.launch import controlled, proxied
 from ..run.probe import bwrap_version, find_bwrap, read_sysctl, try_namespaces
 from ..spec.compiler import Limits, SandboxSpec, SetupError
-from . import cgroups, observe
+from . import cgroups, observe, placeholders
 from .bwrap import bwrap_argv
 from .caps import CapError, Caps, prepare, prlimit_path
 from .seccomp import SeccompUnavailable, export
@@ -54,6 +54,7 @@ class LinuxBackend:
         try:
             dir_fds = {dest: launch.inherit(partial(_open_dir, path))
                        for dest, path in _bind_sources(spec).items()}
+            file_fds = placeholders.bind_fds(launch, spec)
             caps = launch_caps(launch, spec.limits)
             seccomp_fd = launch.data("swifty-seccomp", partial(seccomp_bpf, spec.seccomp))
             status_fd = launch.status_pipe()
@@ -70,7 +71,7 @@ class LinuxBackend:
                 spec, command = proxied(launch, host, spec, command)
             launch.argv = [*caps.outer, *bwrap_argv(
                 spec, [*caps.prefix, *command], bwrap=bwrap_path, seccomp_fd=seccomp_fd,
-                status_fd=status_fd, dir_fds=dir_fds)]
+                status_fd=status_fd, dir_fds=dir_fds, file_fds=file_fds)]
         except BaseException:
             launch.close()
             raise

@@ -15,7 +15,8 @@ the argv is built in these steps, and no step may move:
      project's toolchain cache: its parent (every project's caches) behind an empty
      tmpfs, the project's own bound read-write in it (after 6, so that a protected
      `~/.cache/swifty-sandbox` inside a writable home does not cover it).
-  7. Unreadable paths last, so nothing above can uncover them.
+  7. Unreadable paths last, so nothing above can uncover them: a directory behind an
+     empty 0000 tmpfs, a file behind /dev/null or a placeholder of its own.
 """
 
 from __future__ import annotations
@@ -28,12 +29,15 @@ from ..spec.compiler import SandboxSpec
 
 def bwrap_argv(spec: SandboxSpec, command: Sequence[str], *, bwrap: str = "bwrap",
                seccomp_fd: int | None = None, status_fd: int | None = None,
-               dir_fds: Mapping[str, int] | None = None) -> list[str]:
+               dir_fds: Mapping[str, int] | None = None,
+               file_fds: Mapping[str, int] | None = None) -> list[str]:
     """`dir_fds`: by mount destination, descriptors of the read-write mount sources,
     opened without following any symlink (`backend.open_dirs`; bwrap closes each after
     use, so one per mount); with them bwrap binds what was checked, even if a
-    concurrent command swapped a directory for a link since."""
+    concurrent command swapped a directory for a link since. `file_fds`: by hidden
+    file, the O_PATH descriptor of the placeholder it is bound from (else /dev/null)."""
     fds = dir_fds or {}
+    placeholders = file_fds or {}  # hidden file → its placeholder (`placeholders.py`)
 
     def bind(source: str, dest: str) -> list[str]:
         return ["--bind-fd", str(fds[dest]), dest] if dest in fds else \
@@ -87,7 +91,8 @@ def bwrap_argv(spec: SandboxSpec, command: Sequence[str], *, bwrap: str = "bwrap
     for path in spec.unreadable_dirs:
         argv += ["--perms", "0000", "--tmpfs", path, "--remount-ro", path]
     for path in spec.unreadable_files:
-        argv += ["--ro-bind", "/dev/null", path]
+        argv += ["--ro-bind-fd", str(placeholders[path]), path] if path in placeholders \
+            else ["--ro-bind", "/dev/null", path]
     argv += ["--chdir", spec.cwd]
     if seccomp_fd is not None:
         argv += ["--seccomp", str(seccomp_fd)]

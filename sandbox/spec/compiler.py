@@ -50,7 +50,7 @@ from swifty_sandbox.policy.protected import (
 from swifty_sandbox.policy.rules import PathPattern
 
 from ..fsafe import first_link, links_on_the_way
-from . import gitfiles, gitindex, toolchains, walkcache
+from . import gitfiles, gitindex, gitstage, toolchains, walkcache
 from .expand import Expansion, ExpansionTooLarge, Unenforceable, Unsearchable, expand
 from .pathguard import launcher_paths, trusted_paths
 from .roots import plan as roots_plan
@@ -62,6 +62,9 @@ EXIT_SETUP = ExitCode.SETUP
 # per project under the user's protected cache, never the shared /tmp.
 TEMP_HOME = ".cache/swifty-sandbox/tmp"
 TEMP_MOUNTS = ("/tmp", "/var/tmp")
+# At most this many placeholders per run (each a descriptor bwrap inherits); the rest
+# of the hidden files on /dev/null.
+PLACEHOLDERS_MOST = 512
 # The lock reason bound at each linked worktree's `locked` (see `worktree_locks`).
 LOCK_REASON = ".cache/swifty-sandbox/worktree-locked"
 # Names looked for in the project before and after each command: a repository (a `.git`,
@@ -145,6 +148,10 @@ class SandboxSpec:
     # Hidden paths git tracks (sandbox/spec/gitindex.py): git inside sees a change it cannot
     # diff or commit, so each run says so.
     hidden_tracked: tuple[str, ...] = ()
+    # Hidden files no git would stage as an empty file (sandbox/spec/gitstage.py): a
+    # backend that can may bind each from an empty placeholder of its own and report
+    # which the command opened (linux/placeholders.py).
+    placeholders: tuple[str, ...] = ()
     # The anchored globs (`PathPattern.anchored`) behind `unreadable_*` and `read_only`,
     # also for paths that do not exist yet; basename globs apply below `pattern_roots`.
     hidden_patterns: tuple[str, ...] = ()
@@ -326,6 +333,8 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         create_roots=w.create,
         refused_roots=w.refused,
         hidden_tracked=tuple(gitindex.tracked(project, unreadable_files, unreadable_dirs)),
+        placeholders=tuple(gitstage.unstaged(list(dict.fromkeys(unreadable_files)))[
+            :PLACEHOLDERS_MOST]),
         hidden_patterns=tuple(dict.fromkeys(p.anchored for p in secrets)),
         protected_patterns=tuple(dict.fromkeys(
             p.anchored for p in (*policy.protected, *write_patterns))),

@@ -60,6 +60,11 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "请在项目目录中运行，或传入 `--project 目录`；如确需允许，请在 ~/.swifty/config.yaml "
         "的 `sandbox.writable` 中写明它。命令未运行。",
     ),
+    "setup.placeholders": (
+        "cannot make the placeholders of this run's hidden files in {path}: {error}. "
+        "The command did not run.",
+        "无法在 {path} 中为本次运行的隐藏文件创建占位文件：{error}。命令未运行。",
+    ),
     "setup.symlink": (
         "refusing to mount {path}: {link} is a symbolic link, and a mount through a "
         "link lands where it points (a command could swap it). Replace the link by the "

@@ -143,6 +143,11 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "任何内容）。请按文件名提交其他文件，或允许读取该文件：在同一文件中 `deny` 规则之后添加"
         "一条 `ReadFile(...)` `allow` 规则（见 `swifty-sandbox audit`）。",
     ),
+    "run.hidden_unwatched": (
+        "swifty-sandbox: reads of hidden files are not reported in this run (inotify: "
+        "{error}); they were still hidden.",
+        "swifty-sandbox：本次运行不报告对隐藏文件的读取（inotify：{error}）；这些文件仍被隐藏。",
+    ),
     "run.hidden_tracked_more": (", and {count} more", "，另有 {count} 个"),
     "run.not_found": (
         "swifty-sandbox: {program}: command not found",

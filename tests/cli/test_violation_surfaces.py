@@ -23,13 +23,15 @@ pytestmark = pytest.mark.bwrap
 def _ssh(home: Path) -> None:
     (home / ".ssh").mkdir()
     (home / ".ssh" / "id_ed25519").write_text("SECRET\n")
+    (home / ".netrc").write_text("machine x password SECRET\n")  # a hidden file
 
 
 def test_serve_results_carry_the_violations(project: Path, home: Path) -> None:
     _ssh(home)
     agent = Agent(project)
     try:
-        agent.send(id=1, tool="Bash", argv=["sh", "-c", "echo x >> ~/outside; ls ~/.ssh"])
+        agent.send(id=1, tool="Bash",
+                   argv=["sh", "-c", "echo x >> ~/outside; ls ~/.ssh; cat ~/.netrc"])
         result = agent.receive()
         agent.send(id=2, tool="Bash", argv=["sh", "-c", "echo fine > ok.txt"])
         control = agent.receive()
@@ -43,13 +45,16 @@ def test_serve_results_carry_the_violations(project: Path, home: Path) -> None:
     assert "sandbox.writable" in outside["fix"] and str(home) in outside["fix"]
     hidden = found[("hidden", "read", str(home / ".ssh"))]
     assert "denyRead" in hidden["rule"] and hidden["seen"] == "kernel"
+    read = found[("hidden", "read", str(home / ".netrc"))]
+    assert "denyRead" in read["rule"] and read["seen"] == "kernel" and read["fix"]
     assert "SECRET" not in json.dumps(result)
     assert control["violations"] == [] and control["exit_code"] == 0
 
 
 def test_mcp_bash_text_names_what_was_refused(project: Path, home: Path) -> None:
     _ssh(home)
-    results, _ = session(project, home, call("bash", command="touch ~/escaped; ls ~/.ssh"),
+    results, _ = session(project, home,
+                         call("bash", command="touch ~/escaped; ls ~/.ssh; cat ~/.netrc"),
                          call("bash", command="echo fine > ok.txt"))
     refused, control = results
     assert not (home / "escaped").exists()
@@ -57,6 +62,8 @@ def test_mcp_bash_text_names_what_was_refused(project: Path, home: Path) -> None
     assert f"refused the write to {home}/escaped" in text, text
     assert "sandbox.writable" in text
     assert f"refused the read of {home}/.ssh" in text
+    assert f"refused the read of {home}/.netrc" in text
+    assert "SECRET" not in text
     assert "refused" not in control["text"]
 
 
@@ -66,7 +73,7 @@ def test_the_claude_rewrite_output_names_what_was_refused(project: Path, home: P
     terminal) and gives the model what it printed: the refusal is in it."""
     _ssh(home)
     out = json.loads(hook(HookAgent.CLAUDE_CODE, claude(project, "Bash", {
-        "command": "ls ~/.ssh; touch ~/escaped"})).stdout)
+        "command": "ls ~/.ssh; touch ~/escaped; cat ~/.netrc"})).stdout)
     rewritten = out["hookSpecificOutput"]["updatedInput"]["command"]
     done = subprocess.run(["bash", "-c", rewritten], cwd=project, capture_output=True,
                           text=True, check=False, timeout=60,
@@ -74,4 +81,6 @@ def test_the_claude_rewrite_output_names_what_was_refused(project: Path, home: P
     assert not (home / "escaped").exists()
     assert f"refused the read of {home}/.ssh" in done.stderr, done.stderr
     assert f"refused the write to {home}/escaped" in done.stderr
+    assert f"refused the read of {home}/.netrc" in done.stderr
+    assert "printed by the command" not in done.stderr  # seen by the kernel
     assert "SECRET" not in done.stdout + done.stderr

@@ -28,6 +28,9 @@ ROWS: dict[str, str] = {
     "worktree-lock": "a linked worktree is not locked inside: git worktree remove / move "
                      "from a command works (bwrap: a read-only `locked` stops them)",
     "hidden-names": "names inside hidden directories can be listed (contents cannot)",
+    "hidden-file-reads": "a read of a hidden file (not a listing) is reported from the "
+                         "command's output only (`seen: output`, no fix): no mounts, so "
+                         "no watched placeholder",
     "violations-dns": "a name lookup is refused at socket() by the seccomp filter, before "
                       "any connect the observer sees: not reported, and at a terminal no "
                       "network hint",

@@ -46,7 +46,7 @@ GOLDEN = Path(__file__).parent / "golden"
 CASES = [(p, m, ()) for p in ("default", "strict", "permissive")
          for m in ("default", "acceptEdits", "plan", "bypassPermissions")] + [
     ("default", "default", ("example.com",)), ("strict", "default", ("pypi.org", "@pypi"))]
-FD_OPTIONS = ("--bind-fd", "--seccomp", "--json-status-fd")
+FD_OPTIONS = ("--bind-fd", "--ro-bind-fd", "--seccomp", "--json-status-fd")
 
 
 def golden_layout(project: Path, home: Path, profile: str) -> None:
