@@ -627,25 +627,30 @@ def _shell_strings(simple: Simple, script: Script, argv: tuple[Word, ...], progr
             return
         shell, args = name(args[0]) or program, args[1:]
     index = 0
-    while index < len(args):
+    inline = False  # a `-c` seen: options may still follow it (`bash -c -- '…'`,
+    while index < len(args):  # `sh -c -e '…'`); the first operand is the code
         value = args[index].shown
         if value in ("--", "-"):
-            index += value == "--"
+            index += value == "--" or inline
             break
         if value.startswith("-") and not value.startswith("--") and "c" in value[1:]:
-            if index + 1 < len(args):
-                code = _code_text(args[index + 1])
-                if code is None:
-                    yield _run_time_code(simple, argv, args[index + 1], via)
-                else:
-                    yield from _follow(code, simple, script, (*via, program), depth)
-            return
+            inline = True
+            index += 1
+            continue
         if value in _SHELL_VALUED:  # `bash -o pipefail -c '…'`: skip the value too
             index += 2
             continue
         if not value.startswith(("-", "+")):
             break  # a script file (its content is not ours to see), or `-s` arguments
         index += 1
+    if inline:
+        if index < len(args):
+            code = _code_text(args[index])
+            if code is None:
+                yield _run_time_code(simple, argv, args[index], via)
+            else:
+                yield from _follow(code, simple, script, (*via, program), depth)
+        return
     if reads_code_from_stdin(shell, [w.shown for w in args]):
         yield from _input_code(simple, script, argv, "0", (*via, program), depth)
     elif index < len(args):

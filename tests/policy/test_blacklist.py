@@ -166,6 +166,10 @@ DANGEROUS: list[tuple[str, str]] = [
     (RM, "flock /tmp/l -c 'rm -rf /'"), (RM, "xargs -i rm -rf / {}"),
     (RM, "bash -o pipefail -c 'rm -rf /'"), (RM, "bash -O extglob -c 'rm -rf /'"),
     (RM, "bash --rcfile x -c 'rm -rf /'"), (RM, "sudo -i 'rm -rf /'"),
+    # options after `-c`: bash reads them all, the code is the first operand
+    (RM, "bash -c -- 'rm -rf /'"), (RM, "sh -c -e 'rm -rf ~'"), (RM, "bash -c +e 'rm -rf /'"),
+    (RM, "bash -c - 'rm -rf /'"), (RM, "bash -c -o errexit 'rm -rf /'"),
+    ("git-destructive", "dash -c -- 'git push --force'"),
     (RM, "sudo -u bob -s 'rm -rf /'"), (RM, "runuser -u bob -- rm -rf /"),
     # long sleeps
     ("long-sleep", "sleep 31"), ("long-sleep", "sleep 60"), ("long-sleep", "sleep 1m"),
