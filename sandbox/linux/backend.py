@@ -211,7 +211,7 @@ def _judged(bwrap: str, command: list[str], caps: Caps, cwd: str, limits: Limits
     if not result.timed_out and not any("child-pid" in doc for doc in result.status):
         error = result.stderr.decode(errors="replace").strip() or \
             f"exit {result.exit_code}"
-        if "Unknown option --bind-fd" in error:
+        if "Unknown option --bind-fd" in error or "Unknown option --ro-bind-fd" in error:
             raise SetupError(t("setup.bwrap_too_old", bwrap=bwrap))
         if limits.processes and "Resource temporarily unavailable" in error:
             own = [line for line in error.splitlines() if line.startswith("bwrap:")]
