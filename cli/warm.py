@@ -61,6 +61,7 @@ IDLE_SECONDS = 120.0
 # are few (an agent's, a terminal's): the oldest beyond these leave.
 MAX_SERVERS = 3
 _FORWARDED = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
+_MAX_REPORT = 1 << 20  # bytes of one worker's report (rule files are ≤ 256 KiB each)
 
 
 # Not imported ahead: what `run`, `check`, `hook` and `compile` never import (the MCP
@@ -195,13 +196,18 @@ def serve() -> int:
     # it tells us when it took a call (b"a": fork the next) or saw the code change
     # (b"q"). A connection it refuses is no call: it waits for the next one itself.
     notify_read, notify_write = os.pipe2(os.O_CLOEXEC)
+    # Each worker tells us the rule files it parsed (`_report`), so that the next
+    # workers inherit them parsed (`rulefiles.learn`).
+    learned, report = socket.socketpair(socket.AF_UNIX,
+                                        socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
+    learned.setblocking(False)
     original: dict[int, Any] = {int(s): signal.getsignal(s) for s in _FORWARDED}
     for signum, handler in original.items():  # a signal ends the server cleanly (the
         if handler is not signal.SIG_IGN:  # spare with it); workers get the originals
             signal.signal(signum, _leave)
     try:
-        _loop(server, where, bound, notify_read, notify_write, (lock, folder, notify_read),
-              own, mine, stamp, original)
+        _loop(server, where, bound, notify_read, (notify_write, report), learned,
+              (lock, folder, notify_read, learned.fileno()), own, mine, stamp, original)
     except SystemExit:
         pass
     finally:
@@ -233,24 +239,27 @@ def _leave(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)
 
 
-def _loop(server: socket.socket, where: str, bound: int, notify_read: int, notify_write: int,
-          close: tuple[int, ...], own: tuple[object, ...], mine: dict[str, object],
-          stamp: tuple[object, ...], original: dict[int, Any]) -> None:
+def _loop(server: socket.socket, where: str, bound: int, notify_read: int,
+          notify: tuple[int, socket.socket], learned: socket.socket, close: tuple[int, ...],
+          own: tuple[object, ...], mine: dict[str, object], stamp: tuple[object, ...],
+          original: dict[int, Any]) -> None:
     workers: set[int] = set()
-    spare = _spare(server, notify_write, close, own, mine, stamp, original)
+    spare = _spare(server, notify, close, own, mine, stamp, original)
     workers.add(spare)
     last = time.monotonic()
     while True:
-        ready, _, _ = select.select([notify_read], [], [], 5.0)
+        ready, _, _ = select.select([notify_read, learned.fileno()], [], [], 5.0)
         _reap(workers)
-        if ready:
+        if learned.fileno() in ready:
+            _learn(learned)
+        if notify_read in ready:
             message = os.read(notify_read, 64)
             if b"q" in message:
                 break
             last = time.monotonic()
             with contextlib.suppress(OSError):
                 os.utime(where)  # used now: the last to be evicted
-            spare = _spare(server, notify_write, close, own, mine, stamp, original)
+            spare = _spare(server, notify, close, own, mine, stamp, original)
             workers.add(spare)
         try:
             if os.stat(where, follow_symlinks=False).st_ino != bound:
@@ -262,12 +271,40 @@ def _loop(server: socket.socket, where: str, bound: int, notify_read: int, notif
 
 
 
-def _spare(server: socket.socket, notify: int, close: tuple[int, ...],
-           own: tuple[object, ...], mine: dict[str, object], stamp: tuple[object, ...],
-           original: dict[int, Any]) -> int:
+def _learn(learned: socket.socket) -> None:
+    """Parse the rule files the workers reported (what they parsed themselves), so the
+    workers forked from now on inherit them parsed. A report names the whole input of a
+    pure function (`rulefiles.learn`): whatever it says, it can only cost us parsing."""
+    from swifty_sandbox.policy.rulefiles import learn
+
+    for _ in range(16):
+        try:
+            data = learned.recv(_MAX_REPORT)
+        except OSError:  # none left
+            return
+        with contextlib.suppress(ValueError, RecursionError):
+            learn(json.loads(data))
+
+
+def _report(report: socket.socket) -> None:
+    """Tell the server the rule files this call parsed (it had not); never waits."""
+    from swifty_sandbox.policy.rulefiles import fresh_sources
+
+    fresh = fresh_sources()
+    if fresh:
+        data = json.dumps(fresh).encode()
+        if len(data) <= _MAX_REPORT:
+            with contextlib.suppress(OSError):
+                report.send(data, socket.MSG_DONTWAIT)
+
+
+def _spare(server: socket.socket, notifying: tuple[int, socket.socket],
+           close: tuple[int, ...], own: tuple[object, ...], mine: dict[str, object],
+           stamp: tuple[object, ...], original: dict[int, Any]) -> int:
     """Fork a worker that takes the next connection: only a process of our uid and
     context (see `context`), while the code is the server's own. Until it takes one it
     dies with the server (even a killed one)."""
+    notify, report = notifying
     parent = os.getpid()
     child = os.fork()
     if child:
@@ -297,7 +334,7 @@ def _spare(server: socket.socket, notify: int, close: tuple[int, ...],
                     os.write(notify, b"a")
                     server.close()
                     os.close(notify)
-                    _work(conn, mine, pid, pidfd)  # never returns
+                    _work(conn, mine, pid, pidfd, report)  # never returns
                 os.close(pidfd)
             conn.close()  # not ours to serve: the next one
     finally:
@@ -379,7 +416,8 @@ def _valid(header: dict[str, object], mine: dict[str, object], proof: str) -> bo
             and server_env(env) == mine["env"])
 
 
-def _work(conn: socket.socket, mine: dict[str, object], pid: int, pidfd: int) -> None:
+def _work(conn: socket.socket, mine: dict[str, object], pid: int, pidfd: int,
+          report: socket.socket) -> None:
     """The worker: prove each side to the other, become the caller, run the CLI,
     report its exit status."""
     code = 1
@@ -426,6 +464,10 @@ def _work(conn: socket.socket, mine: dict[str, object], pid: int, pidfd: int) ->
                 stream.flush()
         finished.set()
         conn.sendall(EXITED + struct.pack("!i", code))
+        conn.close()  # the caller is done, and its outputs end here (a reader waits
+        for fd in (0, 1, 2):  # for their EOF): what follows costs it nothing
+            os.close(fd)
+        _report(report)
     finally:
         os._exit(0)
 

@@ -111,11 +111,73 @@ def anchored_outside(anchored: str, project: Path) -> bool:
     return not is_within(os.path.realpath(prefix), str(project))
 
 
+# What a file's text parses to is a function of that text, its name and the project and
+# home it is anchored at, and of nothing else (no file system, no environment, no
+# language: only a success is kept, an error is raised again in the caller's words).
+# So it is kept per process by those four strings: a long-lived `serve`, and a warm
+# worker whose server parsed the same text (`cli/warm.py`: each worker tells its server
+# what it parsed), take the rules without parsing them. The file is read on every load
+# all the same; an edited one is other text, parsed anew. Nothing is trusted: a key is
+# the whole input, whoever named it.
+_PARSED: dict[tuple[str, str, str, str], tuple[Rule, ...]] = {}
+_FRESH: list[tuple[str, str, str, str]] = []  # parsed in this process since it began
+_KEPT_FILES = 64  # a `serve` over many projects and edits
+_KEPT_CHARS = 4 << 20
+
+
+def parsed_rules(source: Source, project: Path, home: Path) -> tuple[Rule, ...]:
+    """`parse_rules(source, project, home)`, once per process for the same four
+    strings."""
+    key = (source.name, source.text, str(project), str(home))
+    found = _PARSED.get(key)
+    if found is None:
+        found = parse_rules(source, project, home)
+        _keep(key, found)
+        _FRESH.append(key)
+    return found
+
+
+def _keep(key: tuple[str, str, str, str], rules: tuple[Rule, ...]) -> None:
+    if len(_PARSED) >= _KEPT_FILES or sum(len(k[1]) for k in _PARSED) + len(key[1]) \
+            > _KEPT_CHARS:
+        _PARSED.clear()
+    _PARSED[key] = rules
+
+
+def fresh_sources() -> list[tuple[str, str, str, str]]:
+    """The (name, text, project, home) of what this process parsed itself (a warm
+    worker: what its server did not have), for the server to parse too."""
+    return list(_FRESH)
+
+
+def learn(keys: object) -> int:
+    """Parse each (name, text, project, home) not kept yet (the warm server, from its
+    workers' reports); how many were new. Anything else is skipped: a report can only
+    make us parse text, and the result depends on that text alone."""
+    new = 0
+    if not isinstance(keys, list):
+        return 0
+    for key in keys[:_KEPT_FILES]:
+        if not (isinstance(key, list) and len(key) == 4
+                and all(isinstance(k, str) for k in key)):
+            continue
+        name, text, project, home = key
+        if (name, text, project, home) in _PARSED or len(text) > _KEPT_CHARS // 4:
+            continue
+        try:
+            _keep((name, text, project, home),
+                  parse_rules(Source(name, text), Path(project), Path(home)))
+            new += 1
+        except Exception:  # a text that does not parse is not kept (nor fatal here)
+            continue
+    return new
+
+
 def load_rule_file(scope: Scope, files: PolicyFiles) -> RuleFile:
     path = files.rules(scope)
     project, home = files.project, files.home
     source = read_source(path)
-    rules = parse_rules(source, project, home) if source else ()
+    rules = parsed_rules(source, project, home) if source else ()
     warnings: list[str] = []
     if files.is_committed(path):
         # The committed file comes from whoever wrote the repository: its rules speak

@@ -18,8 +18,8 @@ Requests may be pipelined: a reader thread routes each line — a permission res
 the request waiting for its id, anything else to a few workers — so answers come in
 the order requests finish, matched by id. Requests with the same id run one after
 another (a response must not be able to reach the wrong one). The policy files are
-re-read when they change, so an "always" answer or a user's edit applies to the next
-request. When stdin closes, every command still running is killed (its whole tree),
+re-read before every request, so an "always" answer or a user's edit applies to the
+next request. When stdin closes, every command still running is killed (its whole tree),
 what is still owed is answered, and `serve` returns.
 """
 
@@ -51,22 +51,6 @@ from .jsonlines import JsonLine, read_json_lines
 from .outputs import TextEvents
 from .protocol import ProtocolError, permission_answer, stream_of, timeout_of
 
-
-def _policy_files(box: Sandbox) -> list[str]:
-    return [str(path) for path in box.policy.files.layered()]
-
-
-def _signature(paths: list[str]) -> tuple[tuple[int, int] | None, ...]:
-    out: list[tuple[int, int] | None] = []
-    for path in paths:
-        try:
-            st = os.stat(path)
-            out.append((st.st_mtime_ns, st.st_size))
-        except OSError:
-            out.append(None)
-    return tuple(out)
-
-
 WORKERS = 4  # concurrent requests; more would only fight over 2-4 cores
 BACKLOG = 256  # requests read ahead of the workers (the reader then waits)
 _END_GRACE = 10.0  # seconds for killed commands' requests to finish at the end
@@ -92,8 +76,6 @@ class Server:
         self.box = box
         self.lines = read_json_lines(_own_reader(reader))
         self.writer = writer
-        self.files = _policy_files(box)
-        self.seen = _signature(self.files)
         self.write_lock = threading.Lock()  # one JSON line at a time on stdout
         self.policy_lock = threading.Lock()  # one reload at a time
         self.run_lock = threading.Lock()  # one confined command at a time (see _handle)
@@ -221,11 +203,14 @@ class Server:
             self.send({"id": id_, "type": "error", "message": self._no_waiter(id_, "")})
 
     def refresh(self) -> None:
+        """The policy as the files are now, before every request (as MCP's calls):
+        a file's signature can stay the same across an edit (the same size within one
+        timestamp tick) and would not cover what the load also reads (profiles, the
+        program table, where links lead), so nothing is skipped; the files are read
+        again and only text already parsed is not parsed again
+        (`rulefiles.parsed_rules`)."""
         with self.policy_lock:
-            current = _signature(self.files)
-            if current != self.seen:
-                self.box.reload()
-                self.seen = current
+            self.box.reload()
 
     def ask(self, id_: object, request: Request, decision: Decision,
             **extra: object) -> Answer:

@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 
 from swifty_sandbox.cli import entry
+from swifty_sandbox.policy.files import PolicyFiles
+from swifty_sandbox.policy.types import Scope
 from swifty_sandbox.sandbox.run.probe import find_bwrap, try_namespaces
 
 SCRIPT = str(Path(sys.executable).with_name("swifty-sandbox"))
@@ -182,6 +184,44 @@ def test_a_rule_file_edited_between_two_calls_is_in_force(server: object, projec
         "- rule: Bash(npm test)\n  effect: allow\n")
     allowed = served("check", "--sandbox", "manual", "--", "npm", "test", cwd=project)
     assert allowed.returncode == 0, allowed.stderr
+
+
+@needs_bwrap
+def test_what_changed_since_the_server_learned_a_file_is_seen_on_the_next_call(
+        server: object, project: Path, home: Path) -> None:
+    """The server keeps the rule files its workers parsed (`rulefiles.learn`): after
+    a few calls it has this project's, and every change since is in force on the very
+    next call, served as unserved — an edit of the same size, a file planted in a layer
+    that had none, a hidden file made since, another working directory, mode and
+    variable."""
+    rules = project / ".swifty" / "permissions.yaml"
+    rules.parent.mkdir()
+    rules.write_text("- rule: Bash(npm test)\n  effect: deny\n"
+                     "- rule: ReadFile(*.key)\n  effect: deny\n")
+    check = ["check", "--sandbox", "manual", "--", "npm", "test"]
+    for _ in range(3):  # learnt by the server, inherited by its next workers
+        assert same(check, project).returncode == 1
+    rules.write_text(rules.read_text().replace("npm test", "npm tesx"))  # same size
+    assert same(check, project).returncode == 3
+    local = PolicyFiles(project, home).rules(Scope.LOCAL)  # a layer that had no file
+    local.parent.mkdir(parents=True, exist_ok=True)
+    local.write_text("- rule: Bash(npm test)\n  effect: deny\n")
+    assert same(check, project).returncode == 1
+    local.unlink()
+    cat = ["run", "--sandbox", "auto", "--", "sh", "-c", "cat sub/new.key || echo hidden"]
+    (project / "sub").mkdir()
+    assert same(cat, project).stdout == b"hidden\n"  # nothing to read yet
+    (project / "sub" / "new.key").write_text("SECRET")
+    out = same(cat, project)
+    assert b"SECRET" not in out.stdout and b"hidden" in out.stdout, out
+    pwd = ["run", "--sandbox", "auto", "--", "sh", "-c", 'pwd; echo "$SOME_VARIABLE"']
+    assert same(pwd, project / "sub", extra={"SOME_VARIABLE": "one"}).stdout == \
+        f"{project / 'sub'}\none\n".encode()
+    assert same(pwd, project, extra={"SOME_VARIABLE": "two"}).stdout == \
+        f"{project}\ntwo\n".encode()
+    modes = {mode: same(["check", "--sandbox", "manual", "--mode", mode, "--", "touch", "x"],
+                        project).returncode for mode in ("plan", "bypassPermissions")}
+    assert modes["plan"] != 0 and modes["bypassPermissions"] == 0, modes
 
 
 ATTACK = """
