@@ -6,8 +6,10 @@ sockets of the least recently used beyond that, and those leave.
 It imports everything a call needs, then forks a worker per connection. The worker
 takes the caller's standard descriptors, working directory and environment, and runs
 the click CLI exactly as the caller would have: every policy file is read, the spec
-compiled and the project checked inside the call. Nothing computed for one call is
-kept for another; the server itself never reads a policy file.
+compiled and the project checked inside the call. The server itself never reads a
+policy file; what it keeps from one call for the next is only the rule files' text the
+workers parsed, parsed again by the server (`_learn`: a pure function of that text, so
+a later call that reads other text parses it).
 
 `python -m swifty_sandbox.cli.warm` (run with -P, in its own session, stdio on
 /dev/null).
