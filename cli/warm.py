@@ -277,7 +277,7 @@ def _learn(learned: socket.socket) -> None:
     """Parse the rule files the workers reported (what they parsed themselves), so the
     workers forked from now on inherit them parsed. A report names the whole input of a
     pure function (`rulefiles.learn`): whatever it says, it can only cost us parsing."""
-    from swifty_sandbox.policy.rulefiles import learn
+    from swifty_sandbox.policy.rulefiles import learn  # imported by warm_up, after the stamp
 
     for _ in range(16):
         try:
@@ -290,7 +290,7 @@ def _learn(learned: socket.socket) -> None:
 
 def _report(report: socket.socket) -> None:
     """Tell the server the rule files this call parsed (it had not); never waits."""
-    from swifty_sandbox.policy.rulefiles import fresh_sources
+    from swifty_sandbox.policy.rulefiles import fresh_sources  # as in _learn
 
     fresh = fresh_sources()
     if fresh:
