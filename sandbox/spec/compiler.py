@@ -351,16 +351,16 @@ def _own_caches(walk: walkcache.Cache, home: str) -> list[str]:
     records name files inside hidden directories, and every cache's MAC secret must
     stay ours (policy/cachefile.py)."""
     folders = [walk.directory] if walk.directory is not None else []
-    for kind in cachefile.KINDS:
-        folder = cachefile.folder_path(kind, home)
-        if folder is not None:
-            # Made here, not at its first entry: otherwise whether it is hidden would
-            # depend on whether an earlier run (or this one's render) stored a filter,
-            # and `compile` would not show the argv that runs.
-            with contextlib.suppress(OSError):
-                os.makedirs(folder, mode=0o700, exist_ok=True)
-            folders.append(_real(folder))
-    return [f for f in folders if f and os.path.isdir(f)]
+    folders += [f for kind in cachefile.KINDS
+                if (f := cachefile.folder_path(kind, home)) is not None]
+    for folder in folders:
+        # Made here, not at its first entry: otherwise whether it is hidden would
+        # depend on whether an earlier run (or this one's render) stored an entry (the
+        # walk cache stores none for a tree younger than its racy window), and
+        # `compile` would not show the argv that runs.
+        with contextlib.suppress(OSError):
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+    return [r for f in folders if (r := _real(f)) and os.path.isdir(r)]
 
 
 def _walk_cache(home: str, writable: tuple[str, ...]) -> walkcache.Cache:

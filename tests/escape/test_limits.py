@@ -27,11 +27,15 @@ pytestmark = [pytest.mark.linux,  # namespaces, seccomp, cgroups, bwrap mounts
 Runner = Callable[..., RunResult]
 ATTEMPTS = 2000  # far above the default cap on small machines, bounded everywhere
 
-# Forks `count` children that sleep (bounded: `hold` seconds), reports how many it
-# made, then waits for them. The marker in argv lets the host count them.
+# Forks `count` children, reports how many it made, then gives the host time to count
+# them. Each child lives until the forker has ended (its end of the pipe closes) and
+# then `hold` seconds more: alive together however slowly a loaded machine forks, and
+# gone before that only if the run's end removed them. The marker in argv lets the
+# host count them.
 FORKER = textwrap.dedent("""
-    import os, sys, time
+    import os, select, sys, time
     count, hold, marker = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
+    ended, alive = os.pipe()
     made = 0
     for _ in range(count):
         try:
@@ -39,11 +43,13 @@ FORKER = textwrap.dedent("""
         except OSError:
             break
         if pid == 0:
+            os.close(alive)
+            select.select([ended], [], [], 120)
             time.sleep(hold)
             os._exit(0)
         made += 1
     print("made", made, flush=True)
-    time.sleep(1.5)  # the host counts now
+    time.sleep(3)  # the host counts now
 """)
 
 

@@ -50,7 +50,8 @@ def test_default_spec(project: Path, home: Path) -> None:
                                    ".gemini/.env", ".env"))}
     caches = home / ".cache" / "swifty-sandbox"  # their MAC secrets (policy/cachefile.py)
     assert set(under(spec.unreadable_dirs, home)) == {
-        str(home / ".ssh"), str(temp), str(caches / "bpf"), str(caches / "programs")}
+        str(home / ".ssh"), str(temp), str(caches / "walk"), str(caches / "bpf"),
+        str(caches / "programs")}
     assert under(spec.unreadable_files, home) == (str(home / ".netrc"),)
     assert under(spec.placeholders, home) == (str(home / ".netrc"),)  # git stages none
     assert spec.read_roots is None and not spec.nested_namespaces
