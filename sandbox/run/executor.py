@@ -227,15 +227,7 @@ def execute(
             kill_tree(proc.pid)
         proc.wait()
     finally:
-        sel.close()
-        if terminal is not None:
-            terminal.close()
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
-        if proc.poll() is None:
-            kill_tree(proc.pid)
-            proc.wait()
+        _close(proc, sel, terminal)
 
     status = tuple(_json_documents(bytes(status_raw)))
     return Completed(
@@ -247,6 +239,20 @@ def execute(
         duration_ms=int((time.monotonic() - start) * 1000),
         status=status,
     )
+
+
+def _close(proc: subprocess.Popen[bytes], sel: selectors.BaseSelector,
+           terminal: Terminal | None) -> None:
+    """Every way out of a run: our ends closed, and nothing of the command left."""
+    sel.close()
+    if terminal is not None:
+        terminal.close()
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+    if proc.poll() is None:
+        kill_tree(proc.pid)
+        proc.wait()
 
 
 def _spawn(argv: Sequence[str], *, env: dict[str, str] | None, cwd: str | None,
