@@ -10,28 +10,26 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
+from collections.abc import Callable
 from pathlib import Path
 
 from .decision_latency import make_project
+from .timing import interleaved_ms, medians
 
 
-def interleaved_ms(cases: dict[str, tuple[list[str], str]], runs: int,
-                   env: dict[str, str], cwd: Path) -> dict[str, float]:
-    """Median wall time per case, the cases run in turn (a load burst on this shared
-    machine then hits them all alike, not one whole block)."""
-    times: dict[str, list[float]] = {name: [] for name in cases}
-    for _ in range(runs):
-        for name, (argv, stdin) in cases.items():
-            start = time.perf_counter()
-            subprocess.run(argv, input=stdin, text=True, capture_output=True, check=False,
-                           env=env, cwd=cwd)
-            times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(t) * 1000 for name, t in times.items()}
+def interleaved_calls_ms(cases: dict[str, tuple[list[str], str]], runs: int,
+                         env: dict[str, str], cwd: Path) -> dict[str, float]:
+    """Median wall time per case (`timing.interleaved_ms`): each a whole process, its
+    stdin given."""
+    def call(argv: list[str], stdin: str) -> Callable[[], object]:
+        return lambda: subprocess.run(argv, input=stdin, text=True, capture_output=True,
+                                      check=False, env=env, cwd=cwd)
+
+    return medians(interleaved_ms({name: call(*case) for name, case in cases.items()},
+                                  runs))
 
 
 def main() -> None:
@@ -55,7 +53,7 @@ def main() -> None:
                  "check -c (no hook)": ([script, "check", "-c", command], "")}
         for agent, payload in payloads.items():
             cases[f"hook {agent}"] = ([script, "hook", agent], json.dumps(payload))
-        result = interleaved_ms(cases, args.runs, env, project)
+        result = interleaved_calls_ms(cases, args.runs, env, project)
         floor = result["python -c pass"]
         for name, ms in result.items():
             print(f"cold `{name}`: {ms:.1f} ms; ratio {ms / floor:.2f}x"

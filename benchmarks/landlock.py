@@ -26,6 +26,8 @@ from swifty_sandbox import Sandbox
 from swifty_sandbox.sandbox.landlock.backend import kernel_abi
 from swifty_sandbox.sandbox.landlock.ruleset import compile_ruleset
 
+from .timing import median_ms
+
 SWIFTY = str(Path(sys.executable).with_name("swifty-sandbox"))
 HIDDEN = [".ssh/id_ed25519", ".aws/credentials", ".gnupg/pubring.kbx", ".kube/config",
           ".config/gcloud/credentials.db", ".netrc", ".git-credentials", ".npmrc",
@@ -59,16 +61,6 @@ def realistic_home(home: Path) -> Path:
     (home / ".swifty" / "permissions.yaml").write_text(
         "- rule: ReadFile(**/.env*)\n  effect: deny\n")
     return project
-
-
-def median(argv: list[str], runs: int, cwd: Path, env: dict[str, str]) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run(argv, cwd=cwd, env=env, check=True, capture_output=True,
-                       stdin=subprocess.DEVNULL)
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
 
 
 def main() -> None:
@@ -113,9 +105,9 @@ def main() -> None:
         for _ in range(max(1, args.runs // 10)):  # interleaved: the machine is noisy
             for daemon in ("off", "on"):
                 for backend in ("bwrap", "landlock"):
-                    results[f"{backend} (warm server {daemon})"].append(median(
-                        [SWIFTY, "run", "--backend", backend, "--", "true"], 10, project,
-                        {**env, "SWIFTY_DAEMON": daemon}))
+                    results[f"{backend} (warm server {daemon})"].append(median_ms(
+                        [SWIFTY, "run", "--backend", backend, "--", "true"], 10, cwd=project,
+                        env={**env, "SWIFTY_DAEMON": daemon}, check=True))
         for name, values in results.items():
             print(f"run -- true, {name}: {statistics.median(values):.1f} ms")
         for daemon in ("off", "on"):

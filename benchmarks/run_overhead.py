@@ -35,6 +35,8 @@ from swifty_sandbox.sandbox.linux.seccomp import export
 from swifty_sandbox.sandbox.run.probe import find_bwrap
 from swifty_sandbox.sandbox.spec.compiler import compile_spec
 
+from .timing import interleaved_ms
+
 
 def install_peers(folder: Path) -> dict[str, list[str]]:
     """npm-install the peers into `folder`; the ones that work, by name."""
@@ -118,12 +120,12 @@ def installed_script(folder: Path, root: Path | None = None) -> Path:
     return venv / "bin" / "swifty-sandbox"
 
 
-def served(project: Path) -> tuple[Callable[[], None], Callable[[], None]]:
-    """One request to a long-lived `swifty-sandbox serve`, as an agent sends it."""
+def served(script: Path, project: Path) -> tuple[Callable[[], None], Callable[[], None]]:
+    """One request to a long-lived `swifty-sandbox serve`, as an agent sends it (the
+    first, which loads the policy and builds the filter, made here)."""
     import json
 
-    script = Path(sys.executable).with_name("swifty-sandbox")
-    proc = subprocess.Popen([str(script), "serve", "--project", str(project)],
+    proc = subprocess.Popen([str(script), "serve", "--project", str(project)], cwd=project,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert proc.stdin is not None and proc.stdout is not None
     stdin, stdout = proc.stdin, proc.stdout
@@ -148,7 +150,8 @@ def per_command(project: Path, runs: int, peers: bool, editable: bool) -> None:
     script = Path(sys.executable).with_name("swifty-sandbox") if editable \
         else installed_script(folder)
     print(f"measuring {script}")
-    serve_one, stop_serving = served(project)
+    serve_one, stop_serving = served(Path(sys.executable).with_name("swifty-sandbox"),
+                                     project)
     ours = command([str(script), "run", "--", "true"], project)
     for _ in range(3):  # the first call starts the warm server; wait until it serves
         ours()
@@ -164,12 +167,7 @@ def per_command(project: Path, runs: int, peers: bool, editable: bool) -> None:
         if peers:
             for name, argv in install_peers(Path(tmp)).items():
                 contenders[name] = command(argv, project)
-        times: dict[str, list[float]] = {name: [] for name in contenders}
-        for _ in range(runs):  # interleaved, so drift hits everyone alike
-            for name, run in contenders.items():
-                start = time.perf_counter()
-                run()
-                times[name].append((time.perf_counter() - start) * 1000)
+        times = interleaved_ms(contenders, runs)  # so drift hits everyone alike
     stop_serving()
     shutil.rmtree(folder, ignore_errors=True)
     run_ms = statistics.median(times["swifty-sandbox run"])

@@ -43,7 +43,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from .run_overhead import bare_bwrap, command, fresh_bytecode, installed_script
+from . import timing
+from .run_overhead import bare_bwrap, command, fresh_bytecode, installed_script, served
 
 CODEX_MEASURED_MS = 81.1  # issue 22, when Codex cannot run here
 TYPICAL = """\
@@ -122,26 +123,6 @@ def codex_argv() -> list[str] | None:
     print(f"codex sandbox does not run here ({probe.stderr.strip()[:200]}); "
           f"using the issue's {CODEX_MEASURED_MS} ms")
     return None
-
-
-def served(script: Path, project: Path) -> tuple[Callable[[], None], Callable[[], None]]:
-    proc = subprocess.Popen([str(script), "serve", "--project", str(project)], cwd=project,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    assert proc.stdin is not None and proc.stdout is not None
-    stdin, stdout = proc.stdin, proc.stdout
-
-    def run() -> None:
-        stdin.write(json.dumps({"id": 1, "tool": "Bash", "argv": ["true"]}) + "\n")
-        stdin.flush()
-        assert json.loads(stdout.readline())["exit_code"] == 0
-
-    def stop() -> None:
-        stdin.close()
-        proc.wait()
-        stdout.close()
-
-    run()
-    return run, stop
 
 
 def make_projects(base: Path) -> dict[str, Path]:
@@ -248,16 +229,6 @@ def _one_run(project: Path) -> dict[str, float]:
     return times
 
 
-def interleaved(contenders: dict[str, Callable[[], None]], runs: int) -> dict[str, float]:
-    times: dict[str, list[float]] = {name: [] for name in contenders}
-    for _ in range(runs):
-        for name, run in contenders.items():
-            start = time.perf_counter()
-            run()
-            times[name].append((time.perf_counter() - start) * 1000)
-    return {name: statistics.median(samples) for name, samples in times.items()}
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=30)
@@ -321,7 +292,7 @@ def measure(label: str, project: Path, script: Path, python: Path,
         contenders["codex sandbox"] = command(codex, project)
     contenders.update(old)
     try:
-        medians = interleaved(contenders, runs)
+        medians = timing.medians(timing.interleaved_ms(contenders, runs))
     finally:
         for stop in stops:
             stop()

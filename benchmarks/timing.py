@@ -5,7 +5,7 @@ from __future__ import annotations
 import statistics
 import subprocess
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TypeVar
 
@@ -32,11 +32,30 @@ def latencies_us(call: Callable[[T], object], items: Iterable[T], rounds: int) -
 
 
 def median_ms(argv: list[str], runs: int, *, cwd: Path | None = None,
-              env: dict[str, str] | None = None) -> float:
-    """Median wall time of running `argv` as a whole process."""
+              env: dict[str, str] | None = None, check: bool = False) -> float:
+    """Median wall time of running `argv` as a whole process (`check`: it must succeed)."""
     times = []
     for _ in range(runs):
         start = time.perf_counter()
-        subprocess.run(argv, cwd=cwd, env=env, check=False, capture_output=True)
+        subprocess.run(argv, cwd=cwd, env=env, check=check, capture_output=True,
+                       stdin=subprocess.DEVNULL)
         times.append(time.perf_counter() - start)
     return statistics.median(times) * 1000
+
+
+def interleaved_ms(cases: Mapping[str, Callable[[], object]], runs: int
+                   ) -> dict[str, list[float]]:
+    """Each case's wall times in ms over `runs` rounds, the cases in turn within a round
+    (a load burst on this shared machine then hits them all alike, not one whole
+    block)."""
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(runs):
+        for name, call in cases.items():
+            start = time.perf_counter()
+            call()
+            times[name].append((time.perf_counter() - start) * 1000)
+    return times
+
+
+def medians(times: Mapping[str, list[float]]) -> dict[str, float]:
+    return {name: statistics.median(samples) for name, samples in times.items()}

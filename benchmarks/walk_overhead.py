@@ -35,6 +35,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks.run_overhead import command, fresh_bytecode, installed_script, make_tree
+from benchmarks.timing import interleaved_ms
 
 SRT_QUOTED_100K_MS = 196.0  # issue 22: sandbox-runtime's added cost at 100k files
 
@@ -113,12 +114,7 @@ def main() -> None:
         for run in contenders.values():  # warm: the server, the caches, the page cache
             run()
             run()
-        times: dict[str, list[float]] = {name: [] for name in contenders}
-        for _ in range(args.runs):  # interleaved, so drift hits everyone alike
-            for name, run in contenders.items():
-                began = time.perf_counter()
-                run()
-                times[name].append((time.perf_counter() - began) * 1000)
+        times = interleaved_ms(contenders, args.runs)  # so drift hits everyone alike
         report(times, sizes, args.runs)
     finally:
         shutil.rmtree(work, ignore_errors=True)
