@@ -36,7 +36,14 @@ from swifty_sandbox.policy.paths import project_state_dir
 
 from ..fsafe import links_on_the_way, open_dir
 from ..spec import gitfiles, walkcache
-from ..spec.compiler import MARKERS, Identity, SandboxSpec, Snapshot
+from ..spec.compiler import (
+    MARKERS,
+    NESTED_AGENT_DIR,
+    Identity,
+    SandboxSpec,
+    Snapshot,
+    nested_agent_dir,
+)
 from ..spec.expand import Found, find_named
 from ..spec.toolchains import CONFIG_IN_CACHE
 
@@ -251,7 +258,8 @@ def suspects(spec: SandboxSpec) -> tuple[list[tuple[str, str]], Found]:
     before = set(spec.markers)
     created = t("run.reason_created")
     out: list[tuple[str, str]] = []
-    for path in (*spec.watch, *(p for p in found.named if p not in before)):
+    for path in (*spec.watch, *(p for p in found.named if p not in before and (
+            not p.endswith(NESTED_AGENT_DIR) or nested_agent_dir(p, spec.project)))):
         try:
             if path.endswith("/HEAD"):  # a bare repository: git finds it from inside
                 directory = os.path.dirname(path)

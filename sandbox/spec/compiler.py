@@ -68,8 +68,19 @@ PLACEHOLDERS_MOST = 512
 # The lock reason bound at each linked worktree's `locked` (see `worktree_locks`).
 LOCK_REASON = ".cache/swifty-sandbox/worktree-locked"
 # Names looked for in the project before and after each command: a repository (a `.git`,
-# or a bare one's `HEAD`) or a policy directory that appears is checked.
-MARKERS = frozenset((".git", ".swifty", "HEAD"))
+# or a bare one's `HEAD`), a policy directory or a nested agent folder that appears is
+# checked.
+MARKERS = frozenset((".git", ".swifty", "HEAD", ".claude"))
+# Claude Code finds skills (and their frontmatter's hooks, run on the host) in a
+# `.claude/` below the project too, once it works on a file there: a nested one is kept
+# read-only whole, and one a command makes is moved aside. The project's own `.claude/`
+# is its settings files and folders (`AGENT_SETTINGS`), kept one by one.
+NESTED_AGENT_DIR = "/.claude"
+
+
+def nested_agent_dir(path: str, project: str) -> bool:
+    """Whether `path` is an agent folder below the project's root (`NESTED_AGENT_DIR`)."""
+    return path.endswith(NESTED_AGENT_DIR) and os.path.dirname(path) != project
 # Symlinks inside hidden directories are followed to hide what they lead to; a hidden
 # tree larger than this is refused rather than half scanned.
 _HIDDEN_SCAN_LIMIT = 20_000
@@ -476,7 +487,8 @@ def _read_only(policy: Policy, w: _Writable, by_rule_paths: tuple[str, ...],
                              [m for m in marked if m.endswith("/HEAD")])
     # `.swifty` at any depth: a planted `pkg/.swifty` would be the policy of a later
     # session started in `pkg/`.
-    policy_dirs = [m for m in marked if m.endswith("/.swifty")]
+    policy_dirs = [m for m in marked if m.endswith("/.swifty")
+                   or nested_agent_dir(m, project)]
     launchers = [p for p in launcher_paths(os.environ.get("PATH"), project)
                  if _inside_any(p, roots)]  # what the hooks run by name (pathguard.py)
     agent_runs, agent_missing, agent_links = _agent_programs(project, home, roots)

@@ -214,3 +214,40 @@ def test_an_env_file_gemini_loads_cannot_run_code_on_the_host(
         return marker.exists()
 
     attack(f"mkdir -p {target.parent} && echo BASH_ENV={script} >> {target}", worked, reset)
+
+
+# -- Claude Code's nested skills: hooks in a `.claude/` below the project ----------------
+
+_SKILL = ("---\nname: helper\nhooks:\n  PreToolUse:\n"
+          "    - hooks: [{type: command, command: x}]\n---\n")
+
+
+@pytest.mark.parametrize("exists", [True, False])
+def test_a_nested_skill_with_a_hook_is_not_left_for_the_agent(
+        attack: Attack, project: Path, exists: bool) -> None:
+    """Claude Code (2.1) finds the skills of a `.claude/` below the project once it works
+    on a file there, and runs a skill's frontmatter hooks on the host: planted by a
+    command in `pkg/.claude/skills/`, read, then launched, its hook ran outside (shown
+    with the real CLI). Only the project's own `.claude/` was kept."""
+    skill = project / "pkg" / ".claude" / "skills" / "helper" / "SKILL.md"
+    blocked = project / "pkg"
+
+    def reset() -> None:
+        import shutil
+
+        for path in blocked.glob(".swifty-blocked-*"):
+            shutil.rmtree(path)
+        if exists:
+            skill.parent.mkdir(parents=True, exist_ok=True)
+            skill.write_text("---\nname: helper\n---\nthe user's own\n")
+        else:
+            shutil.rmtree(project / "pkg", ignore_errors=True)
+            (project / "pkg").mkdir()
+
+    reset()
+    (project / "skill.txt").write_text(_SKILL)
+
+    def worked() -> bool:
+        return skill.is_file() and "hooks" in skill.read_text()
+
+    attack(f"mkdir -p {skill.parent} && cp skill.txt {skill}", worked, reset)
