@@ -149,6 +149,18 @@ class Outcome:
     peak_mb: float
     stderr: str
     cpu_seconds: float = 0.0  # user + system: what the work cost, whatever the load
+    # Runnable but waiting for a CPU (/proc/PID/schedstat's run delay): what load adds.
+    # None where the kernel does not say.
+    queued_seconds: float | None = None
+
+    @property
+    def blocked_seconds(self) -> float | None:
+        """The time it spent neither on a CPU nor waiting for one: asleep, on a read, a
+        lock or a child. Load does not inflate it, so it bounds waiting whatever the
+        machine does (with our own poll's wake-up on top)."""
+        if self.queued_seconds is None:
+            return None
+        return self.seconds - self.cpu_seconds - self.queued_seconds
 
 
 # Measures one command from a small process of its own: a child's peak RSS (ru_maxrss)
@@ -164,18 +176,25 @@ if pid == 0:
     os.dup2(null, 0)
     os.dup2(null, 1)
     os.execv(sys.argv[2], sys.argv[2:])
-code = None
+code, queued = None, "None"
 while True:
-    done, status, usage = os.wait4(pid, os.WNOHANG)
-    if done:
+    if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT):
+        ended = time.monotonic()
+        try:  # read while it is a zombie: its run delay, in ns
+            with open(f"/proc/{pid}/schedstat") as f:
+                queued = str(int(f.read().split()[1]) / 1e9)
+        except (OSError, IndexError, ValueError):
+            pass
+        _, status, usage = os.wait4(pid, 0)
         code = os.waitstatus_to_exitcode(status)
         break
     if time.monotonic() - start > deadline:
         os.kill(pid, signal.SIGKILL)
         _, status, usage = os.wait4(pid, 0)
+        ended = time.monotonic()
         break
     time.sleep(0.002)
-print(code, time.monotonic() - start, usage.ru_maxrss, usage.ru_utime + usage.ru_stime)
+print(code, ended - start, usage.ru_maxrss, usage.ru_utime + usage.ru_stime, queued)
 """
 
 
@@ -186,9 +205,10 @@ def run_check(project: Path, home: Path, deadline: float = 10.0) -> Outcome:
                "-c", "ls"]
     done = subprocess.run([sys.executable, "-c", _MEASURE, str(deadline), *command], env=env,
                           capture_output=True, check=False, timeout=deadline + 30)
-    code, seconds, peak_kb, cpu = done.stdout.split()
+    code, seconds, peak_kb, cpu, queued = done.stdout.split()
     return Outcome(None if code == b"None" else int(code), float(seconds), int(peak_kb) / 1024,
-                   done.stderr.decode("utf-8", "replace"), float(cpu))
+                   done.stderr.decode("utf-8", "replace"), float(cpu),
+                   None if queued == b"None" else float(queued))
 
 
 def main() -> None:
