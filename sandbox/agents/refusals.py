@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from pathlib import Path
 
 from swifty_sandbox.messages import t
 from swifty_sandbox.policy.engine import Policy, decide
+from swifty_sandbox.policy.profile import load_profile
 from swifty_sandbox.policy.types import Decision, Layer, Request, Tool
 
 SHOWN = 10  # lines on stderr; the JSON keeps every one (bounded where they are found)
@@ -31,6 +33,8 @@ def explain(policy: Policy, found: Sequence[dict[str, object]]) -> tuple[dict[st
             item["rule"], item["fix"] = _network(one.get("host"))
         elif kind == "limit":
             item["rule"], item["fix"] = t(f"violation.rule.{op}"), t(f"violation.fix.{op}")
+        elif kind == "syscall":
+            item["rule"], item["fix"] = _syscall(op, one.get("key"), one.get("value"))
         else:
             path = str(one["path"])
             item["path"] = path
@@ -41,6 +45,23 @@ def explain(policy: Policy, found: Sequence[dict[str, object]]) -> tuple[dict[st
             item["fix"] = None
         out.append(item)
     return tuple(out)
+
+
+def _syscall(name: str, key: object, value: object) -> tuple[str, str]:
+    """A call the seccomp profile refused: the profile key and value that refused it,
+    and the profile that would allow it (none for a row every profile has)."""
+    if not key or not value:
+        return t("violation.rule.syscall_always"), t("violation.fix.syscall_none")
+    rule = t("violation.rule.syscall", key=key, value=value)
+    if key == "seccomp.deny":
+        permissive = load_profile("permissive", Path.cwd()).seccomp
+        allowed = not permissive.deny_namespaces if value == "namespaces" else \
+            name not in permissive.deny
+        return rule, t("violation.fix.syscall_permissive" if allowed else
+                       "violation.fix.syscall_deny", name=name, value=value)
+    if key == "seccomp.ioctls":
+        return rule, t("violation.fix.syscall_ioctls", value=value)
+    return rule, t("violation.fix.syscall_list", key=key, value=value)
 
 
 def _network(host: object) -> tuple[str, str]:
@@ -95,6 +116,8 @@ def lines(violations: Sequence[dict[str, object]]) -> str:
 
 def _what(one: dict[str, object]) -> str:
     op = str(one["op"])
+    if one["kind"] == "syscall":
+        return t("violation.op.syscall", name=op)
     words = t(f"violation.op.{op}")
     target = one.get("path") or one.get("host")
     return f"{words} {target}" if target else words

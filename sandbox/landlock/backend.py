@@ -107,6 +107,7 @@ class LandlockBackend:
         from ..linux import observe
         from ..linux.backend import launch_caps
         from ..run.aftercare import _record
+        from ..spec.syscalls import syscall_rules
         from .repair import repair, snapshot
 
         abi, why = kernel_abi()
@@ -154,7 +155,7 @@ class LandlockBackend:
         if temp is not None:
             launch.edit_env(lambda env: {**env, "TMPDIR": temp, "TMP": temp, "TEMP": temp})
         launch.spec, launch.cwd, launch.own_tree = spec, "/", True  # it reaps its tree
-        observe.attach(launch)
+        observe.attach(launch, profile=(seccomp[0], syscall_rules(spec.seccomp)))
         launch.missing_launcher = t("setup.landlock_failed", error=launch.argv[0])
         launch.judge_with(partial(_judged, list(command), spec.cwd))
         launch.judge_with(partial(_fork_hint, caps, spec.limits.processes))

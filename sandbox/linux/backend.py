@@ -27,6 +27,7 @@ from ..run.execfail import SHELL, checked_argv
 from ..run.launch import controlled, proxied
 from ..run.probe import bwrap_version, find_bwrap, read_sysctl, try_namespaces
 from ..spec.compiler import Limits, SandboxSpec, SetupError
+from ..spec.syscalls import syscall_rules
 from . import cgroups, observe, placeholders
 from .bwrap import bwrap_argv
 from .caps import CapError, Caps, prepare, prlimit_path
@@ -77,7 +78,8 @@ class LinuxBackend:
             raise
         launch.spec, launch.preexec, launch.own_tree = spec, caps.preexec(), True
         # bwrap's own calls while it builds the sandbox are not the command's
-        observe.attach(launch, ignore=(bwrap_path,), proxied=host.network is not None)
+        observe.attach(launch, ignore=(bwrap_path,), proxied=host.network is not None,
+                       profile=(seccomp_fd, syscall_rules(spec.seccomp)))
         launch.judge_with(partial(_judged, bwrap_path, list(command), caps, spec.cwd,
                                   spec.limits))
         return launch

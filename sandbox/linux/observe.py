@@ -23,12 +23,25 @@ What the supervisor reads (the path, the address) comes from the process's memor
 while the call waits; another thread of the command could change it before the kernel
 reads it. So a report names what the call named when it was seen: an attempt the
 command made (a call, never a text it printed), judged against the spec
-(`violations.classify`). A syscall the profile refuses (EPERM from the other filter)
-takes precedence over a notification and is not seen here.
+(`violations.classify`).
 
-The seccomp precedence also means this filter cannot loosen the other: KILL and ERRNO
-win over USER_NOTIF, which wins over ALLOW. If this process dies, the kernel fails
-every notified call with ENOSYS: a refusal, never an allow.
+A syscall the profile refuses (its EPERM rows) is refused by the kernel before any
+notification (ERRNO takes precedence over USER_NOTIF). To report those, the rows this
+launch's set-up never makes (`refused_rows`) move from the profile's filter into this
+one as notifications, and a call this filter notifies but does not observe has one
+answer: the same EPERM, from a separate branch that never sends CONTINUE (no row's
+call is an observed one: `refused_rows` leaves those in the profile). If this process
+dies or stops serving, the kernel fails every notified call with ENOSYS: a refusal
+too. The profile's filter loses those rows only once this one is loaded
+(`Observer.spawn` rewrites its memfd then); an observer that is off, or that could not
+load, leaves the profile's filter as it was. bwrap's own set-up makes some of the
+refused calls (`clone` with namespace flags, `unshare`, `mount`, `umount2`,
+`pivot_root`, AF_UNIX and AF_NETLINK sockets) under this filter, so those rows stay in
+its kernel filter, refused and unreported; under the Landlock launcher every EPERM row
+is reported.
+
+Otherwise this filter cannot loosen the profile's: KILL and ERRNO win over USER_NOTIF,
+which wins over ALLOW.
 """
 
 from __future__ import annotations
@@ -46,8 +59,11 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
-from ..run.violations import Areas, Seen, classify, considered
-from .seccomp import SeccompUnavailable, _import_pyseccomp
+from swifty_sandbox.policy.profile import _builtin_syscall_sets
+
+from ..run.violations import Areas, Seen, Violation, classify, considered
+from ..spec.syscalls import EPERM, FAMILIES, IOCTLS, SOCK_TYPES, SyscallRule
+from .seccomp import SeccompUnavailable, _import_pyseccomp, export_rows, filter_of
 
 if TYPE_CHECKING:
     from ..backend import Launch
@@ -111,16 +127,39 @@ _OPEN_NOTIFIED = (
     (os.O_CREAT | os.O_EXCL, os.O_CREAT), (os.O_DIRECTORY, os.O_DIRECTORY))
 
 
-def attach(launch: Launch, *, ignore: tuple[str, ...] = (), proxied: bool = False
-           ) -> None:
+# The refused calls bwrap's own set-up makes while this filter is already loaded (it
+# builds the sandbox under it): their rows stay in the profile's kernel filter.
+_BWRAP_SETUP = frozenset({"clone", "unshare", "setns", "mount", "umount2", "pivot_root",
+                          "chroot"})
+_BWRAP_FAMILIES = frozenset({FAMILIES["AF_UNIX"], FAMILIES["AF_NETLINK"]})
+
+
+def refused_rows(rows: tuple[SyscallRule, ...], *, bwrap: bool) -> tuple[SyscallRule, ...]:
+    """The profile's rows this observer reports: EPERM rows on a call it does not
+    observe (so no CONTINUE can ever answer them) that the launcher's own set-up never
+    makes (bwrap's: `_BWRAP_SETUP`, its sockets)."""
+    return tuple(row for row in rows if row.action == "errno" and row.errno == EPERM
+                 and row.syscall not in _CALLS and not (bwrap and (
+                     row.syscall in _BWRAP_SETUP or (row.syscall == "socket" and any(
+                         _matches(row, (family, 0)) for family in _BWRAP_FAMILIES)))))
+
+
+def attach(launch: Launch, *, ignore: tuple[str, ...] = (), proxied: bool = False,
+           profile: tuple[int, tuple[SyscallRule, ...]] | None = None) -> None:
     """Start `launch`'s process under an observer; when it closes, what was refused
     (`violations.classify`) joins `launch.violations`. Nothing where the observer
     cannot run (another kernel, no libseccomp): the run is as confined, only not
-    explained."""
+    explained. `profile`: the memfd holding the profile's filter and its rows (the
+    refused ones are reported: the memfd loses them once this filter is loaded)."""
     if launch.dry or not available() or any(_setuid(p) for p in ignore):
         return  # a setuid bwrap would lose its privilege under no_new_privs
+    refused = refused_rows(profile[1], bwrap=bool(ignore)) if profile else ()
     try:
-        bpf = _bpf()
+        bpf = _bpf(refused)
+        swap = None
+        if refused and profile is not None:
+            kept = tuple(row for row in profile[1] if row not in refused)
+            swap = (profile[0], export_rows(kept))
     except (SeccompUnavailable, ImportError, OSError, RuntimeError):
         return
     areas: list[Areas] = []
@@ -133,28 +172,30 @@ def attach(launch: Launch, *, ignore: tuple[str, ...] = (), proxied: bool = Fals
         return considered(areas[0], one)
 
     observer = Observer(bpf, ignore=tuple(i for p in ignore if (i := executable_id(p))),
-                        keep=keep)
+                        keep=keep, refused=refused, swap=swap)
     launch.spawn = observer.spawn
 
     def close() -> str:
         observer.stop()
         launch.violations.extend(classify(areas[0] if areas else Areas(launch.spec),
                                           observer.seen.values(), proxied=proxied))
+        launch.violations.extend(observer.refusals())
         return ""
 
     launch.on_close(close)
 
 
-@functools.lru_cache(maxsize=1)
-def _bpf() -> bytes:
+@functools.lru_cache(maxsize=8)
+def _bpf(refused: tuple[SyscallRule, ...] = ()) -> bytes:
     """The filter, from the BPF cache (`bpfcache`: a cold run does not import pyseccomp)
     when an entry for this very code checks, else built."""
     from .bpfcache import _identity, cached  # its imports only where a filter is made
 
     here = _identity(os.path.abspath(__file__))
     if here is None:
-        return filter_bpf(reads=False)
-    return cached(f"observe:{here}", lambda: filter_bpf(reads=False))
+        return filter_bpf(reads=False, refused=refused)
+    return cached(f"observe:{here}:{refused!r}",
+                  lambda: filter_bpf(reads=False, refused=refused))
 
 
 def available() -> bool:
@@ -162,13 +203,15 @@ def available() -> bool:
     return platform.machine() in _SYS_SECCOMP and hasattr(os, "pidfd_open")
 
 
-def filter_bpf(reads: bool = True) -> bytes:
+def filter_bpf(reads: bool = True, refused: tuple[SyscallRule, ...] = ()) -> bytes:
     """The observer's BPF: NOTIFY for the calls above (opens for writing or of a
     directory only unless `reads`: every open costs 50 % on a C build, see
-    `benchmarks/violations.py`), ALLOW for everything else and for foreign ABIs (the
-    profile's filter kills those)."""
+    `benchmarks/violations.py`) and for the `refused` rows (their conditions as the
+    profile has them), ALLOW for everything else and for foreign ABIs (the profile's
+    filter kills those)."""
     sc = _import_pyseccomp()
-    f = sc.SyscallFilter(sc.ALLOW)
+    assert not {row.syscall for row in refused} & set(_CALLS)  # answered EPERM only
+    f = filter_of(refused, action=sc.NOTIFY) if refused else sc.SyscallFilter(sc.ALLOW)
     f.set_attr(sc.Attr.ACT_BADARCH, sc.ALLOW)
     f.set_attr(sc.Attr.CTL_NNP, 0)  # set by `spawn` on its own thread only
     for name in _CALLS:
@@ -207,8 +250,12 @@ class Observer:
     _BATCH = 4096  # raw records sifted at once
 
     def __init__(self, bpf: bytes, *, ignore: tuple[tuple[int, int], ...] = (),
-                 limit: int = 256, keep: Callable[[Seen], bool] | None = None) -> None:
+                 limit: int = 256, keep: Callable[[Seen], bool] | None = None,
+                 refused: tuple[SyscallRule, ...] = (),
+                 swap: tuple[int, bytes] | None = None) -> None:
         self.bpf, self.ignore, self.limit, self.keep = bpf, ignore, limit, keep
+        self.refused, self._swap = refused, swap
+        self._refusals: dict[tuple[int, int, int], None] = {}  # (nr, arg 0, arg 1)
         self.seen: dict[tuple[str, str, object], Seen] = {}
         self.overflow = 0
         self.errors = 0
@@ -248,6 +295,8 @@ class Observer:
                 self.unavailable = str(e)
             ready.set()  # the server starts serving (or leaves): then the launcher
             try:
+                if self._listener >= 0 and self._swap is not None:
+                    _rewrite(*self._swap)  # the refused rows are this filter's now
                 result.append(start())
             except BaseException as e:  # handed to the caller's thread
                 failure.append(e)
@@ -341,9 +390,20 @@ class Observer:
                 os.close(listener)
                 return
             ident, pid, _flags, nr, _arch, _ip, *args = unpack(buffer)
-            found: tuple[tuple[str, str, bytes], ...] = ()
             call = calls.get(nr)
-            if call is not None and not self._stopping:
+            if call is None:
+                # Not an observed call: one of the profile's refused rows, whose only
+                # answer is the profile's own EPERM (never CONTINUE, whatever the
+                # rest of this loop does).
+                try:
+                    ioctl(listener, _IOCTL_SEND, pack(ident, 0, -EPERM, 0))
+                except OSError:
+                    continue  # the caller is gone: nothing to refuse or report
+                if len(self._refusals) < _REFUSALS:
+                    self._refusals[(nr, args[0], args[1])] = None
+                continue
+            found: tuple[tuple[str, str, bytes], ...] = ()
+            if not self._stopping:
                 try:
                     found = read(pid, call, args)
                 except OSError:
@@ -364,6 +424,21 @@ class Observer:
                 raw[key] = None
             if len(raw) >= self._BATCH:
                 self._sift()
+
+    def refusals(self) -> list[Violation]:
+        """The refused calls, one per syscall (the row that refused it named by the
+        profile's key: `seccomp.deny` and its set, `seccomp.sockets`, …)."""
+        names = _numbers(self.refused) if self._refusals else {}
+        out: dict[str, Violation] = {}
+        for nr, first, second in self._refusals:
+            name = names.get(nr)
+            row = next((r for r in self.refused if r.syscall == name
+                        and _matches(r, (first, second))), None)
+            if name is None or row is None or name in out:
+                continue
+            key, value = _profile_key(row)
+            out[name] = {"kind": "syscall", "op": name, "key": key, "value": value}
+        return list(out.values())
 
     def _read(self, pid: int, call: tuple[str, int, tuple[tuple[int | None, int], ...]],
               args: list[int]) -> tuple[tuple[str, str, bytes], ...]:
@@ -462,6 +537,64 @@ class Observer:
             out += data
             size = _PAGE
         return b""  # unterminated: nothing claimed
+
+
+_REFUSALS = 64  # distinct (call, arguments) kept
+
+
+def _rewrite(fd: int, data: bytes) -> None:
+    """The memfd `fd` (read by the launcher from its start) holds `data` only: a
+    failure leaves the run unstarted (`spawn` raises), never a half filter loaded."""
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, data, 0)
+    os.lseek(fd, 0, os.SEEK_SET)
+    if os.pread(fd, len(data) + 1, 0) != data:
+        raise OSError(errno.EIO, "the profile's filter could not be rewritten")
+
+
+def _numbers(rows: tuple[SyscallRule, ...]) -> dict[int, str]:
+    """The rows' syscall numbers here → names (libseccomp's: only a run that was
+    refused something asks)."""
+    sc = _import_pyseccomp()
+    return {nr: row.syscall for row in rows
+            if (nr := sc.resolve_syscall(sc.Arch.NATIVE, row.syscall)) >= 0}
+
+
+def _matches(row: SyscallRule, args: tuple[int, int]) -> bool:
+    """Whether `row`'s conditions (on the first two arguments, 64-bit as libseccomp
+    compares) hold for `args`."""
+    for a in row.args:
+        value = args[a.index] if a.index < 2 else 0
+        ok = {"NE": value != a.value, "LT": value < a.value, "LE": value <= a.value,
+              "EQ": value == a.value, "GE": value >= a.value, "GT": value > a.value,
+              "MASKED_EQ": value & a.mask == a.value}[a.op]
+        if not ok:
+            return False
+    return True
+
+
+def _profile_key(row: SyscallRule) -> tuple[str | None, str | None]:
+    """The profile key whose value refused `row`, and the value; (None, None) for a
+    row no profile can lift (a family no kernel knows, a socketpair of another family)."""
+    first = row.args[0] if row.args else None
+    if row.syscall == "socket":
+        if first is not None and first.op == "EQ":
+            name = next((n for n, v in FAMILIES.items() if v == first.value), None)
+            return ("seccomp.sockets", name) if name else (None, None)
+        return None, None
+    if row.syscall == "socketpair":
+        if first is not None and first.op == "MASKED_EQ":
+            name = next((n for n, v in SOCK_TYPES.items() if v == first.value), None)
+            return ("seccomp.socketpairs", name) if name else (None, None)
+        return None, None
+    if row.syscall == "ioctl" and first is not None:
+        return "seccomp.ioctls", next((n for n, v in IOCTLS.items() if v == first.value),
+                                      None)
+    if row.syscall == "clone":
+        return "seccomp.deny", "namespaces"
+    sets = _builtin_syscall_sets()[0]
+    return "seccomp.deny", next((n for n, calls in sets.items() if row.syscall in calls),
+                                None)
 
 
 def _seen(op: str, base: str, data: bytes) -> Seen | None:

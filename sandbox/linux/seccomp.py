@@ -63,8 +63,11 @@ def build_filter(profile: SeccompProfile) -> pyseccomp.SyscallFilter:
     return filter_of(syscall_rules(profile))
 
 
-def filter_of(rows: Sequence[SyscallRule]) -> pyseccomp.SyscallFilter:
-    """Rows → a libseccomp filter that allows what no row names."""
+def filter_of(rows: Sequence[SyscallRule], *, action: Any = None
+              ) -> pyseccomp.SyscallFilter:
+    """Rows → a libseccomp filter that allows what no row names. `action`: one action
+    for every row instead of each row's own (the violation observer's NOTIFY for the
+    rows it reports, under the very same conditions)."""
     try:
         sc = _import_pyseccomp()
     except (ImportError, OSError, RuntimeError) as e:  # the library loads libseccomp
@@ -75,8 +78,8 @@ def filter_of(rows: Sequence[SyscallRule]) -> pyseccomp.SyscallFilter:
     for row in rows:
         if sc.resolve_syscall(sc.Arch.NATIVE, row.syscall) < 0:
             continue  # no such call on this architecture (e.g. a multiplexed one)
-        action = sc.KILL_PROCESS if row.action == "kill" else sc.ERRNO(row.errno)
-        f.add_rule(action, row.syscall, *(
+        f.add_rule(action if action is not None else sc.KILL_PROCESS
+                   if row.action == "kill" else sc.ERRNO(row.errno), row.syscall, *(
             sc.Arg(a.index, ops[a.op], a.mask, a.value) if a.op == "MASKED_EQ"
             else sc.Arg(a.index, ops[a.op], a.value) for a in row.args))
     return f

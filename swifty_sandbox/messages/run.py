@@ -212,6 +212,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "violation.op.connect": ("the connection to", "连接"),
     "violation.op.resolve": ("a name lookup (DNS)", "域名解析"),
     "violation.op.memory": ("more memory", "更多内存"),
+    "violation.op.syscall": ("the system call {name}", "系统调用 {name}"),
     "violation.op.processes": ("more processes", "更多进程"),
     "violation.rule.outside": (
         "not in a writable root (the sandbox's default: the project, its temp dir and "
@@ -233,6 +234,39 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "violation.rule.processes": (
         "the cap on processes (sandbox.limits.processes, or the default)",
         "进程数上限（sandbox.limits.processes 或默认值）",
+    ),
+    "violation.rule.syscall": (
+        "the sandbox profile's seccomp filter ({key}: {value})",
+        "沙箱配置的 seccomp 过滤器（{key}：{value}）",
+    ),
+    "violation.rule.syscall_always": (
+        "the sandbox's seccomp filter, in every profile",
+        "沙箱的 seccomp 过滤器（所有配置皆然）",
+    ),
+    "violation.fix.syscall_deny": (
+        "a sandbox profile (sandbox.profile in ~/.swifty/config.yaml) whose seccomp.deny "
+        "leaves out {value}",
+        "使用 seccomp.deny 中不含 {value} 的沙箱配置（~/.swifty/config.yaml 的 sandbox.profile）",
+    ),
+    "violation.fix.syscall_permissive": (
+        "sandbox.profile: permissive in ~/.swifty/config.yaml (it allows {name}), or a "
+        "profile of your own whose seccomp.deny leaves out {value}",
+        "在 ~/.swifty/config.yaml 中设置 sandbox.profile: permissive（它允许 {name}），"
+        "或使用 seccomp.deny 中不含 {value} 的自定义配置",
+    ),
+    "violation.fix.syscall_list": (
+        "a sandbox profile (sandbox.profile in ~/.swifty/config.yaml) whose {key} lists "
+        "{value}",
+        "使用 {key} 中列有 {value} 的沙箱配置（~/.swifty/config.yaml 的 sandbox.profile）",
+    ),
+    "violation.fix.syscall_ioctls": (
+        "a sandbox profile (sandbox.profile in ~/.swifty/config.yaml) whose seccomp.ioctls "
+        "leaves out {value}",
+        "使用 seccomp.ioctls 中不含 {value} 的沙箱配置（~/.swifty/config.yaml 的 sandbox.profile）",
+    ),
+    "violation.fix.syscall_none": (
+        "none: no sandbox profile allows it",
+        "无法允许：任何沙箱配置都不允许它",
     ),
     "violation.fix.outside": (
         "add {directory} to sandbox.writable in ~/.swifty/config.yaml",

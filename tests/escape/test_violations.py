@@ -241,3 +241,81 @@ def test_a_host_the_proxy_refused(confined: Runner, project: Path, home: Path) -
         "swifty-sandbox: blocked network access to evil.example:443 (not in the "
         "allowlist); allow it with --allow-net evil.example or network.allow in "
         "~/.swifty/config.yaml"]
+
+
+# kcmp(self, self, KCMP_VM) and keyctl(KEYCTL_GET_KEYRING_ID, the session keyring): both
+# work for any process outside, both are refused by the default profile (its sets debug
+# and keyring). (Not ptrace: a PTRACE_TRACEME that works leaves the control traced.)
+_REFUSED_CALLS = """
+import ctypes, os, platform, sys, threading
+libc = ctypes.CDLL(None, use_errno=True)
+nr = {"x86_64": {"kcmp": 312, "keyctl": 250},
+      "aarch64": {"kcmp": 272, "keyctl": 219}}[platform.machine()]
+worked = []
+def attempt(name, *args):
+    if libc.syscall(nr[name], *args) >= 0:
+        worked.append(name)
+    else:
+        print(name, os.strerror(ctypes.get_errno()))
+def race():  # threads at once, each trying, while others come and go
+    for _ in range(50):
+        attempt("kcmp", os.getpid(), os.getpid(), 1, 0, 0)
+        attempt("keyctl", 0, -3, 0)
+threads = [threading.Thread(target=race) for _ in range(8)]
+for t in threads: t.start()
+for t in threads: t.join()
+if worked:
+    open(sys.argv[1], "w").write(" ".join(sorted(set(worked))))
+"""
+
+
+def test_a_syscall_the_profile_refuses(attack: Callable[..., RunResult],
+                                       project: Path) -> None:
+    """`kcmp` and `keyctl` from eight threads racing: each stays refused (the control
+    shows both work outside), and each is reported once, with the profile's set that
+    refused it and the profile that allows it."""
+    marker = project / "worked"
+    result = attack([sys.executable, "-c", _REFUSED_CALLS, str(marker)],
+                    worked=marker.exists, reset=marker.unlink)
+    assert "kcmp Operation not permitted" in result.stdout, result
+    found = {v["op"]: v for v in result.violations if v["kind"] == "syscall"}
+    assert set(found) == {"kcmp", "keyctl"}, result.violations
+    assert found["kcmp"]["seen"] == "kernel"
+    assert "seccomp.deny: debug" in str(found["kcmp"]["rule"])
+    assert "sandbox.profile: permissive" in str(found["kcmp"]["fix"])
+    assert "seccomp.deny: keyring" in str(found["keyctl"]["rule"])
+    assert "leaves out keyring" in str(found["keyctl"]["fix"])
+    assert "refused the system call kcmp" in result.stderr
+    assert result.as_json()["violations"] == list(result.violations)
+
+
+@pytest.mark.differs("syscall-setup", backends=("bwrap",))
+def test_unshare_is_refused_and_reported(confined: Runner, unconfined: Runner,
+                                         project: Path) -> None:
+    script = ("import ctypes, os, platform, sys\n"
+              "libc = ctypes.CDLL(None, use_errno=True)\n"
+              "nr = {'x86_64': 272, 'aarch64': 97}[platform.machine()]\n"
+              "ok = libc.syscall(nr, 0x10000000) == 0\n"  # CLONE_NEWUSER
+              "print('unshare', ok, os.strerror(ctypes.get_errno()))\n")
+    assert "unshare True" in unconfined([sys.executable, "-c", script]).stdout
+    result = confined([sys.executable, "-c", script])
+    assert "unshare False Operation not permitted" in result.stdout, result
+    (found,) = [v for v in result.violations if v["kind"] == "syscall"]
+    assert found["op"] == "unshare" and "seccomp.deny: namespaces" in str(found["rule"])
+
+
+def test_the_syscall_report_through_the_cli(project: Path, home: Path) -> None:
+    env = {**os.environ, "HOME": str(home)}
+    argv = [str(Path(sys.executable).parent / "swifty-sandbox"), "run", "--project",
+            str(project), "--", sys.executable, "-c", _REFUSED_CALLS,
+            str(project / "worked")]
+    text = subprocess.run(argv, env=env, cwd=project, capture_output=True, text=True,
+                          check=False)
+    assert "swifty-sandbox: refused the system call keyctl: the sandbox profile's " \
+        "seccomp filter (seccomp.deny: keyring); to allow it: " in text.stderr, text.stderr
+    done = subprocess.run([*argv[:2], "--json", *argv[2:]], env=env, cwd=project,
+                          capture_output=True, text=True, check=False)
+    out = json.loads(done.stdout)
+    (kcmp,) = [v for v in out["violations"] if v["op"] == "kcmp"]
+    assert kcmp["kind"] == "syscall" and kcmp["seen"] == "kernel" and kcmp["fix"]
+    assert not (project / "worked").exists()

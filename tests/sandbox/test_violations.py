@@ -3,6 +3,7 @@ for the host's `lexists`/`realpath`, which may only drop a report)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from swifty_sandbox.policy.profile import SeccompProfile
@@ -124,6 +125,12 @@ def test_a_printed_claim_gets_no_fix(tmp_path: Path) -> None:
     assert "to allow it" not in refusals.lines([explained])
 
 
+def load_default_seccomp() -> SeccompProfile:
+    from swifty_sandbox.policy.profile import load_profile
+
+    return load_profile("default", Path.cwd()).seccomp
+
+
 def test_an_observer_that_cannot_load_still_starts_the_command() -> None:
     """Observing is no part of confinement: a filter the kernel refuses (here an
     invalid program) leaves the launcher started as without it, nothing reported."""
@@ -131,11 +138,95 @@ def test_an_observer_that_cannot_load_still_starts_the_command() -> None:
 
     from swifty_sandbox.sandbox.linux import observe
 
-    observer = observe.Observer(b"\0" * 8)
+    profile = os.memfd_create("profile")
+    os.write(profile, b"the profile's whole filter")
+    observer = observe.Observer(b"\0" * 8, swap=(profile, b"without the refused rows"))
     proc = observer.spawn(lambda: subprocess.Popen(["/bin/sh", "-c", "echo x > /dev/null"]))
     assert proc.wait() == 0
     observer.stop()
     assert observer.unavailable and observer.seen == {}
+    # the profile's filter keeps its refused rows: nobody else would refuse those calls
+    assert os.pread(profile, 100, 0) == b"the profile's whole filter"
+    os.close(profile)
+
+
+_KCMP = ("import ctypes, os, platform, sys\n"
+         "libc = ctypes.CDLL(None, use_errno=True)\n"
+         "nr = {'x86_64': 312, 'aarch64': 272}[platform.machine()]\n"
+         "print('ready', flush=True)\n"
+         "sys.stdin.readline()\n"  # until told
+         "r = libc.syscall(nr, os.getpid(), os.getpid(), 1, 0, 0)\n"  # kcmp KCMP_VM
+         "print(r, ctypes.get_errno(), flush=True)\n")
+
+
+def _kcmp(observer: object | None) -> str:
+    import subprocess
+
+    from swifty_sandbox.sandbox.linux import observe
+
+    def start() -> subprocess.Popen[str]:
+        return subprocess.Popen(["/usr/bin/python3", "-I", "-c", _KCMP], text=True,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+    if observer is None:
+        proc = start()
+    else:
+        assert isinstance(observer, observe.Observer)
+        proc = observer.spawn(start)
+    assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+    return proc.communicate("go\n", timeout=60)[0].strip()
+
+
+def test_a_refused_row_is_answered_with_its_errno_and_reported() -> None:
+    """A row of the profile's moved into the observer's filter: the call fails with
+    the profile's EPERM (never CONTINUE), and is reported with the profile's key."""
+    from swifty_sandbox.sandbox.linux import observe
+    from swifty_sandbox.sandbox.spec.syscalls import syscall_rules
+
+    rows = observe.refused_rows(syscall_rules(load_default_seccomp()), bwrap=False)
+    assert "kcmp" in {r.syscall for r in rows}
+    assert _kcmp(None) == "0 0"  # the control: kcmp works without the filter
+    observer = observe.Observer(observe.filter_bpf(reads=False, refused=rows),
+                                refused=rows)
+    assert _kcmp(observer) == "-1 1"  # EPERM
+    observer.stop()
+    assert observer.refusals() == [{"kind": "syscall", "op": "kcmp",
+                                    "key": "seccomp.deny", "value": "debug"}]
+
+
+def test_a_refused_row_stays_refused_when_the_observer_is_gone() -> None:
+    """The listener closed while the command runs (our side died): the kernel fails
+    the call with ENOSYS — a refusal, never an allow."""
+    import subprocess
+
+    from swifty_sandbox.sandbox.linux import observe
+    from swifty_sandbox.sandbox.spec.syscalls import syscall_rules
+
+    rows = observe.refused_rows(syscall_rules(load_default_seccomp()), bwrap=False)
+    observer = observe.Observer(observe.filter_bpf(reads=False, refused=rows),
+                                refused=rows)
+    proc = observer.spawn(lambda: subprocess.Popen(
+        ["/usr/bin/python3", "-I", "-c", _KCMP], text=True, stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE))
+    assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+    observer.stop()  # the server leaves and the listener is closed
+    assert proc.communicate("go\n", timeout=60)[0].strip() == "-1 38"  # ENOSYS
+    assert observer.refusals() == []
+
+
+def test_bwrap_keeps_the_rows_its_set_up_needs() -> None:
+    from swifty_sandbox.sandbox.linux import observe
+    from swifty_sandbox.sandbox.spec.syscalls import syscall_rules
+
+    rows = syscall_rules(load_default_seccomp())
+    under_bwrap = {r.syscall for r in observe.refused_rows(rows, bwrap=True)}
+    assert not under_bwrap & {"clone", "unshare", "mount", "umount2", "pivot_root"}
+    assert {"kcmp", "keyctl", "ptrace", "ioctl", "socket"} <= under_bwrap
+    socket_rows = [r for r in observe.refused_rows(rows, bwrap=True) if r.syscall == "socket"]
+    assert not [r for r in socket_rows if r.args[0].op == "EQ" and r.args[0].value in (1, 16)]
+    everything = {r.syscall for r in observe.refused_rows(rows, bwrap=False)}
+    assert {"unshare", "mount", "clone"} <= everything
+    assert not everything & set(observe._CALLS)  # none is ever answered CONTINUE
 
 
 def test_the_observer_sees_what_a_process_names() -> None:
