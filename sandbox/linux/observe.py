@@ -132,16 +132,22 @@ _OPEN_NOTIFIED = (
 _BWRAP_SETUP = frozenset({"clone", "unshare", "setns", "mount", "umount2", "pivot_root",
                           "chroot"})
 _BWRAP_FAMILIES = frozenset({FAMILIES["AF_UNIX"], FAMILIES["AF_NETLINK"]})
+# Refused and not reported under any launcher: libc tries an AF_UNIX socket (nscd's,
+# systemd-userdb's) on every user-name lookup (`ls -l`) and goes on without it; a report
+# there would be noise, and its fix would open the host's sockets.
+_QUIET_FAMILIES = frozenset({FAMILIES["AF_UNIX"]})
 
 
 def refused_rows(rows: tuple[SyscallRule, ...], *, bwrap: bool) -> tuple[SyscallRule, ...]:
     """The profile's rows this observer reports: EPERM rows on a call it does not
     observe (so no CONTINUE can ever answer them) that the launcher's own set-up never
-    makes (bwrap's: `_BWRAP_SETUP`, its sockets)."""
+    makes (bwrap's: `_BWRAP_SETUP`, its sockets), but AF_UNIX sockets."""
+    quiet = _BWRAP_FAMILIES | _QUIET_FAMILIES if bwrap else _QUIET_FAMILIES
     return tuple(row for row in rows if row.action == "errno" and row.errno == EPERM
-                 and row.syscall not in _CALLS and not (bwrap and (
-                     row.syscall in _BWRAP_SETUP or (row.syscall == "socket" and any(
-                         _matches(row, (family, 0)) for family in _BWRAP_FAMILIES)))))
+                 and row.syscall not in _CALLS
+                 and not (bwrap and row.syscall in _BWRAP_SETUP)
+                 and not (row.syscall == "socket" and any(
+                     _matches(row, (family, 0)) for family in quiet)))
 
 
 def attach(launch: Launch, *, ignore: tuple[str, ...] = (), proxied: bool = False,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 ROWS: dict[str, str] = {
     "syscall-setup": "a refused call bwrap's own set-up makes (unshare, mount, clone with "
-                     "namespace flags, pivot_root, AF_UNIX and netlink sockets): refused, "
+                     "namespace flags, pivot_root, netlink sockets): refused, "
                      "not reported (the observer's filter is loaded before bwrap)",
     "allowlist": "a network allowlist (the egress proxy) is refused (125): Landlock's "
                  "TCP rules are per port, not per address",
