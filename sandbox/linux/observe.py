@@ -38,7 +38,7 @@ load, leaves the profile's filter as it was. bwrap's own set-up makes some of th
 refused calls (`clone` with namespace flags, `unshare`, `mount`, `umount2`,
 `pivot_root`, AF_UNIX and AF_NETLINK sockets) under this filter, so those rows stay in
 its kernel filter, refused and unreported; under the Landlock launcher every EPERM row
-is reported.
+is reported but AF_UNIX sockets' (`_QUIET_FAMILIES`).
 
 Otherwise this filter cannot loosen the profile's: KILL and ERRNO win over USER_NOTIF,
 which wins over ALLOW.
