@@ -203,9 +203,14 @@ def _builtin_syscall_sets() -> tuple[dict[str, tuple[str, ...]], frozenset[str]]
     return sets, frozenset(string_list(source, "enosys", top["enosys"][1]))
 
 
+def is_builtin(name: str) -> bool:
+    """Whether `name` is a built-in profile (package data), not a file of the user's."""
+    return not _is_file(name) and name in _builtin_names()
+
+
 def _values(name: str, project: Path, seen: tuple[str, ...]) -> dict[str, Any]:
     """Every key's value for one profile, its parents' folded in."""
-    if not _is_file(name) and name in _builtin_names():
+    if is_builtin(name):
         # A built-in extends built-ins only: package data, parsed once per process
         # (a cold `run` parses one; the warm server's workers and `serve` none).
         return dict(_builtin_values(name))

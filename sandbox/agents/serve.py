@@ -18,8 +18,9 @@ Requests may be pipelined: a reader thread routes each line — a permission res
 the request waiting for its id, anything else to a few workers — so answers come in
 the order requests finish, matched by id. Requests with the same id run one after
 another (a response must not be able to reach the wrong one). The policy files are
-re-read before every request, so an "always" answer or a user's edit applies to the
-next request. When stdin closes, every command still running is killed (its whole tree),
+checked before every request and read again when one changed (or changed just
+before the last load), so an "always" answer or a user's edit applies to the next
+request. When stdin closes, every command still running is killed (its whole tree),
 what is still owed is answered, and `serve` returns.
 """
 
@@ -44,12 +45,46 @@ from swifty_sandbox.policy import (
     SwiftyError,
     Tool,
 )
+from swifty_sandbox.policy.profile import is_builtin
 
 from ..run.executor import kill_tree
 from .api import Answer, Sandbox, request_from_json
 from .jsonlines import JsonLine, read_json_lines
 from .outputs import TextEvents
 from .protocol import ProtocolError, permission_answer, stream_of, timeout_of
+
+_FRESH = 2.0  # seconds: coarser than any file system's timestamp tick
+
+
+def _watched(box: Sandbox) -> list[str] | None:
+    """What a policy load reads by name: the rule and config files, the program table
+    and the stray local file (`PolicyFiles`); None when the profile is a file of the
+    user's (its `extends` may name others: read every time)."""
+    if not is_builtin(box.policy.settings.profile):
+        return None
+    files = box.policy.files
+    return [str(p) for p in (*files.layered(), files.stray_local, files.programs)]
+
+
+def _identities(box: Sandbox) -> tuple[object, ...] | None:
+    """Each watched file as it is now (None: none to trust, read the files)."""
+    watched = _watched(box)
+    if watched is None:
+        return None
+    now = time.time_ns()
+    out: list[object] = []
+    for path in watched:
+        try:
+            st = os.stat(path)
+        except OSError as e:
+            out.append((path, e.errno))
+            continue
+        if now - max(st.st_mtime_ns, st.st_ctime_ns) < _FRESH * 1e9:
+            return None  # changed just now: a later edit could keep every field
+        out.append((path, os.path.realpath(path), st.st_dev, st.st_ino, st.st_size,
+                    st.st_mtime_ns, st.st_ctime_ns, st.st_mode))
+    return tuple(out)
+
 
 WORKERS = 4  # concurrent requests; more would only fight over 2-4 cores
 BACKLOG = 256  # requests read ahead of the workers (the reader then waits)
@@ -76,6 +111,7 @@ class Server:
         self.box = box
         self.lines = read_json_lines(_own_reader(reader))
         self.writer = writer
+        self.seen: tuple[object, ...] | None = None  # see `refresh`: read at the first
         self.write_lock = threading.Lock()  # one JSON line at a time on stdout
         self.policy_lock = threading.Lock()  # one reload at a time
         self.run_lock = threading.Lock()  # one confined command at a time (see _handle)
@@ -203,14 +239,18 @@ class Server:
             self.send({"id": id_, "type": "error", "message": self._no_waiter(id_, "")})
 
     def refresh(self) -> None:
-        """The policy as the files are now, before every request (as MCP's calls):
-        a file's signature can stay the same across an edit (the same size within one
-        timestamp tick) and would not cover what the load also reads (profiles, the
-        program table, where links lead), so nothing is skipped; the files are read
-        again and only text already parsed is not parsed again
-        (`rulefiles.parsed_rules`)."""
+        """The policy as the files are now, before every request: read again unless
+        every file the load reads by name (`_watched`) has the identity it had after the
+        last load — the same file (device, inode, where its links lead), size, mtime and
+        ctime, none of them changed within `_FRESH` of that load (a second edit in the
+        same timestamp tick would keep them all). Any doubt reads the files; text
+        already parsed is not parsed again (`rulefiles.parsed_rules`)."""
         with self.policy_lock:
-            self.box.reload()
+            if self.seen is None or _identities(self.box) != self.seen:  # None: doubt
+                before = _identities(self.box)
+                self.box.reload()
+                after = _identities(self.box)
+                self.seen = after if before == after else None  # edited while read
 
     def ask(self, id_: object, request: Request, decision: Decision,
             **extra: object) -> Answer:

@@ -457,3 +457,41 @@ def test_a_file_result_names_where_the_kernel_lands(agent: Agent, project: Path,
     result = agent.receive()
     assert result["path"] == str(project / "notes.md"), result  # not a/code/app/notes.md
     assert os.path.realpath(project / "a/b/../code/app/notes.md") == result["path"]
+
+
+def test_every_change_to_the_policy_files_holds_on_the_next_request(
+        agent: Agent, project: Path, home: Path) -> None:
+    """`serve` reads the policy again when a file it loads changed (`Server.refresh`):
+    an edit of the same size (at once, and once the file has settled past the 2 s in
+    which no identity is trusted), a file made in a layer that had none, one swapped
+    for a link to another."""
+    def decided() -> object:
+        agent.send(id=1, tool="ReadFile", path="notes.txt")
+        answer = agent.receive()
+        assert isinstance(answer["decision"], dict)
+        return answer["decision"]["effect"]
+
+    rules = project / ".swifty" / "permissions.yaml"
+    rules.parent.mkdir()
+    assert decided() == "allow"
+    rules.write_text("- rule: ReadFile(notes.txt)\n  effect: deny \n")
+    assert decided() == "deny"
+    rules.write_text("- rule: ReadFile(notes.txt)\n  effect: allow\n")  # same size, at once
+    assert decided() == "allow"
+    time.sleep(2.5)  # settled: its identity is trusted from now on
+    assert decided() == "allow"
+    rules.write_text("- rule: ReadFile(notes.txt)\n  effect: deny \n")
+    assert decided() == "deny"
+    time.sleep(2.5)
+    assert decided() == "deny"
+    other = project / ".swifty" / "other.yaml"
+    other.write_text("- rule: ReadFile(notes.txt)\n  effect: allow\n")
+    time.sleep(2.5)  # both settled before the swap
+    rules.unlink()
+    rules.symlink_to(other)  # the link is new; the file it leads to is not
+    assert decided() == "allow"
+    local = local_rules_path(project, home)
+    local.parent.mkdir(parents=True, exist_ok=True)
+    local.write_text("- rule: ReadFile(notes.txt)\n  effect: deny\n")
+    assert decided() == "deny"
+    assert agent.close() == 0
