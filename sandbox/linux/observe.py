@@ -272,6 +272,7 @@ class Observer:
         self._spawner: threading.Thread | None = None
         self._end = threading.Event()
         self._stopping = False
+        self._waker = -1  # the spawning thread's id once it wakes the server (`stop`)
         self.unavailable = ""  # why the filter could not be loaded, if it could not
         self._command: set[int] = set()  # processes past bwrap's set-up (see _ignored)
         libc = ctypes.CDLL(None, use_errno=True)
@@ -311,6 +312,7 @@ class Observer:
             # (PR_SET_PDEATHSIG) fires when the parent *thread* ends, so it lives as
             # long as the run does (`stop`).
             self._end.wait()
+            self._waker = threading.get_native_id()
             if self._listener >= 0:
                 # The server's wake-up: a notified call of this thread's own (the
                 # server answers it and leaves; a server already gone: ENOSYS).
@@ -424,7 +426,7 @@ class Observer:
                 # another process's (its pid reused): dropped. A reply that went
                 # through shows the caller was still waiting when it was read.
                 continue
-            if self._stopping:
+            if pid == self._waker:
                 return  # the wake-up (the command's tree is gone)
             for key in found:
                 raw[key] = None
