@@ -47,75 +47,53 @@ def install() -> None:
             module.ngettext = _ngettext  # type: ignore[attr-defined]
 
 
+class _FromTable:
+    """An attribute click sets from its arguments (`help=`, `metavar=`, …) and reads when
+    it shows it: read, the table's text for the key `key_of(self)` gives (None: no
+    text), in the call's language; set, ignored — the table is the text."""
+
+    def __init__(self, key_of: Callable[[Any], str | None]) -> None:
+        self.key_of = key_of
+
+    def __get__(self, owner: object, kind: type | None = None) -> Any:
+        if owner is None:
+            return self
+        key = self.key_of(owner)
+        return text(key) if key is not None else None
+
+    def __set__(self, owner: object, value: object) -> None:
+        pass
+
+
 class TableOption(click.Option):
     """An option whose help (and placeholder) is a key of the table."""
+
+    help = _FromTable(lambda option: option.help_key)
+    metavar = _FromTable(lambda option: option.metavar_key)
 
     def __init__(self, *decls: Any, help_key: str, metavar_key: str | None = None,
                  **attrs: Any) -> None:
         self.help_key, self.metavar_key = help_key, metavar_key
         super().__init__(*decls, **attrs)
 
-    @property
-    def help(self) -> str | None:
-        return text(self.help_key)
-
-    @help.setter
-    def help(self, value: str | None) -> None:
-        """click sets it from the `help` argument: the table is the text."""
-
-    @property
-    def metavar(self) -> str | None:
-        return text(self.metavar_key) if self.metavar_key is not None else None
-
-    @metavar.setter
-    def metavar(self, value: str | None) -> None:
-        """As `help`."""
-
 
 class TableArgument(click.Argument):
     """An argument whose placeholder (`[ARGS]...`) is a key of the table."""
 
+    metavar = _FromTable(lambda argument: argument.metavar_key)
+
     def __init__(self, *decls: Any, metavar_key: str, **attrs: Any) -> None:
         self.metavar_key = metavar_key
         super().__init__(*decls, **attrs)
-
-    @property
-    def metavar(self) -> str | None:
-        return text(self.metavar_key)
-
-    @metavar.setter
-    def metavar(self, value: str | None) -> None:
-        """As `TableOption.help`."""
 
 
 class _Table:
     """What our commands and groups share: help and `[OPTIONS]` from the table."""
 
     help_key: str
-
-    @property
-    def help(self) -> str | None:
-        return text(self.help_key)
-
-    @help.setter
-    def help(self, value: str | None) -> None:
-        """As `TableOption.help`."""
-
-    @property
-    def short_help(self) -> str | None:
-        return None  # made from `help`, in the call's language
-
-    @short_help.setter
-    def short_help(self, value: str | None) -> None:
-        """As `TableOption.help`."""
-
-    @property
-    def options_metavar(self) -> str | None:
-        return text("usage.options_metavar")
-
-    @options_metavar.setter
-    def options_metavar(self, value: str | None) -> None:
-        """As `TableOption.help`."""
+    help = _FromTable(lambda command: command.help_key)
+    short_help = _FromTable(lambda command: None)  # made from `help`, in the call's language
+    options_metavar = _FromTable(lambda command: "usage.options_metavar")
 
 
 class TableCommand(_Table, click.Command):
@@ -126,34 +104,21 @@ class TableCommand(_Table, click.Command):
 
 class TableGroup(_Table, click.Group):
     command_class = TableCommand
+    subcommand_metavar = _FromTable(lambda group: "help.meta.command_word")
 
     def __init__(self, *args: Any, help_key: str, **attrs: Any) -> None:
         self.help_key = help_key
         super().__init__(*args, **attrs)
-
-    @property
-    def subcommand_metavar(self) -> str:
-        return text("help.meta.command_word")
-
-    @subcommand_metavar.setter
-    def subcommand_metavar(self, value: str) -> None:
-        """As `TableOption.help`."""
 
 
 class Seconds(click.FloatRange):
     """A positive number of seconds; named in the call's language in its errors
     (click's number types name themselves in English: "float range")."""
 
+    name = _FromTable(lambda seconds: "usage.number")
+
     def __init__(self) -> None:
         super().__init__(min=0, min_open=True)
-
-    @property
-    def name(self) -> str:
-        return text("usage.number")
-
-    @name.setter
-    def name(self, value: str) -> None:
-        """As `TableOption.help`."""
 
 
 def command(name: str | None = None, *, help: str, **attrs: Any) -> Callable[[F], Any]:

@@ -5,6 +5,7 @@ package's parts are one derived list that the build configuration agrees with.""
 from __future__ import annotations
 
 import ast
+import re
 import tomllib
 from pathlib import Path
 
@@ -175,3 +176,30 @@ def test_only_the_executor_spawns_processes() -> None:
         if "subprocess" in names:
             spawners.append(module)
     assert spawners == ["swifty_sandbox.sandbox.run.executor"]
+
+
+def test_architecture_lists_every_module() -> None:
+    """ARCHITECTURE.md's module table names every module of the package (an `__init__`
+    only when it holds more than re-exports: the root's) and no file that is not there.
+    A cell names files as `dir/file.py`, later ones in it as `file.py` beside it, or a
+    folder as `dir/` for all it holds."""
+    table = (ROOT / "ARCHITECTURE.md").read_text().split("## Conventions")[0]
+    named: set[str] = set()
+    for row in table.splitlines():
+        if not row.startswith("| `"):
+            continue
+        folder = ""
+        for name in re.findall(r"`([^`]+)`", row.split("|")[1]):
+            if "/" in name:
+                folder = name.rpartition("/")[0]
+                named.add(name)
+            else:
+                named.add(f"{folder}/{name}")
+    files = {str(Path(path).relative_to(ROOT)) for path in MODULES.values()}
+    folders = {name for name in named if name.endswith("/")}
+    unlisted = {f for f in files
+                if f not in named and not any(f.startswith(d) for d in folders)
+                and (not f.endswith("/__init__.py") or f == "swifty_sandbox/__init__.py")}
+    assert unlisted == set(), "modules ARCHITECTURE.md does not list"
+    gone = {n for n in named if "*" not in n and not (ROOT / n).exists()}
+    assert gone == set(), "ARCHITECTURE.md lists what does not exist"

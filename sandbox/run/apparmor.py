@@ -17,6 +17,11 @@ PROFILE_NAME = "swifty-sandbox-bwrap"
 SYSCTL = "kernel.apparmor_restrict_unprivileged_userns"
 _LOADED = "/sys/kernel/security/apparmor/profiles"
 _SAFE_PATH = re.compile(r"/[A-Za-z0-9._+/-]+")
+# What bwrap and what it starts are both allowed. The profiles differ only in
+# capabilities (all for bwrap, none for its child) and exec (bwrap's lands in the child).
+_BOTH = "".join(f"  allow {what},\n" for what in (
+    "network", "unix", "ptrace", "signal", "mqueue", "io_uring", "userns", "mount",
+    "umount", "pivot_root", "dbus"))
 
 
 def profile_path(directory: str = PROFILE_DIR) -> str:
@@ -39,35 +44,13 @@ include <tunables/global>
 profile {PROFILE_NAME} {bwrap} flags=(attach_disconnected,mediate_deleted) {{
   allow capability,
   allow file rwlkm /{{**,}},
-  allow network,
-  allow unix,
-  allow ptrace,
-  allow signal,
-  allow mqueue,
-  allow io_uring,
-  allow userns,
-  allow mount,
-  allow umount,
-  allow pivot_root,
-  allow dbus,
-  allow px /** -> {child},
+{_BOTH}  allow px /** -> {child},
   include if exists <local/{PROFILE_NAME}>
 }}
 
 profile {child} flags=(attach_disconnected,mediate_deleted) {{
   allow file rwlkmix /{{**,}},
-  allow network,
-  allow unix,
-  allow ptrace,
-  allow signal,
-  allow mqueue,
-  allow io_uring,
-  allow userns,
-  allow mount,
-  allow umount,
-  allow pivot_root,
-  allow dbus,
-  audit deny capability,
+{_BOTH}  audit deny capability,
   include if exists <local/{child}>
 }}
 """

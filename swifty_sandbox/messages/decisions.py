@@ -85,8 +85,9 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "hooks directory or a config file the repository includes); whoever writes it "
         "runs code at the user's next git command, outside the sandbox. Ask the user to "
         "change it.",
-        "已拒绝：{path} 属于 git 会执行或信任的内容（git 目录、gitfile、钩子目录或仓库配置包含的"
-        "配置文件）；能写它的人就能在用户下一次运行 git 命令时在沙箱外运行代码。请让用户修改。",
+        "已拒绝：{path} 属于 git 会执行或信任的内容（git 目录、`.git` 文件、钩子目录或仓库配置"
+        "包含的配置文件）；能写它的人就能在用户下一次运行 git 命令时在沙箱外运行代码。"
+        "请让用户修改。",
     ),
     "decision.path_unresolved": (
         "Denied: {path} cannot be looked up ({error}), so where it leads cannot be "

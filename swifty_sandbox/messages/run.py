@@ -146,7 +146,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "run.hidden_unwatched": (
         "swifty-sandbox: reads of hidden files are not reported in this run (inotify: "
         "{error}); they were still hidden.",
-        "swifty-sandbox：本次运行不报告对隐藏文件的读取（inotify：{error}）；这些文件仍被隐藏。",
+        "swifty-sandbox：本次运行不报告对隐藏文件的读取（`inotify`：{error}）；这些文件仍被隐藏。",
     ),
     "run.hidden_tracked_more": (", and {count} more", "，另有 {count} 个"),
     "run.not_found": (
