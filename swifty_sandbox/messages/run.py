@@ -251,7 +251,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "violation.fix.syscall_permissive": (
         "sandbox.profile: permissive in ~/.swifty/config.yaml (it allows {name}), or a "
         "profile of your own whose seccomp.deny leaves out {value}",
-        "在 ~/.swifty/config.yaml 中设置 sandbox.profile: permissive（它允许 {name}），"
+        "在 ~/.swifty/config.yaml 中设置 `sandbox.profile: permissive`（它允许 {name}），"
         "或使用 seccomp.deny 中不含 {value} 的自定义配置",
     ),
     "violation.fix.syscall_list": (
