@@ -390,6 +390,13 @@ def _file_hit(policy: Policy, category: Category, found: Resolved, host: Host
         hit = _protected_hit(policy, paths)
         if hit is not None:
             return hit
+        # What the sandbox hides it also keeps from being written (an empty mount), and
+        # much of it runs or authenticates on the host (`~/.ssh/config`'s ProxyCommand
+        # and `authorized_keys`, `~/.aws/config`'s credential_process, kubeconfig's
+        # exec): the file tools write no more of it than commands can.
+        hit = _unreadable_hit(policy, paths, write=True)
+        if hit is not None:
+            return hit
         # What git executes or trusts (a `.git` entry or anything in one, at any depth,
         # case folded; a bare repository, a hooks directory, an included config): run by
         # the user's next git command, outside the sandbox, which keeps it read-only to
@@ -430,14 +437,16 @@ def _protected_hit(policy: Policy, paths: tuple[str, ...]) -> Decision | None:
                     category="protected-path")
 
 
-def _unreadable_hit(policy: Policy, paths: tuple[str, ...]) -> Decision | None:
+def _unreadable_hit(policy: Policy, paths: tuple[str, ...], *, write: bool = False
+                    ) -> Decision | None:
     hit = next(((path, p) for path in paths
                 if (p := policy.unreadable.first(path)) is not None), None)
     if hit is None:
         return None
     path, pattern = hit
-    return Decision(D, t("decision.unreadable", path=path, pattern=pattern.text),
-                    Layer.PROTECTED, category="deny-read")
+    reason = t("decision.hidden_write", path=path, pattern=pattern.text) if write \
+        else t("decision.unreadable", path=path, pattern=pattern.text)
+    return Decision(D, reason, Layer.PROTECTED, category="deny-read")
 
 
 def _severest(rules: list[Rule | None]) -> Rule | None:

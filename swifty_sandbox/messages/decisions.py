@@ -68,6 +68,13 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "it is unreadable to the agent and its commands.",
         "已拒绝：{path} 含有机密（沙箱配置 denyRead 中的 `{pattern}`）；代理及其命令均不可读取。",
     ),
+    "decision.hidden_write": (
+        "Denied: {path} is hidden from the agent and its commands (`{pattern}` in the "
+        "sandbox profile's denyRead), which cannot write it either; what such files hold "
+        "runs or authenticates outside the sandbox. Ask the user to change it.",
+        "已拒绝：{path} 对代理及其命令隐藏（沙箱配置 denyRead 中的 `{pattern}`），命令也无法写入；"
+        "这类文件的内容会在沙箱外运行或用于认证。请让用户修改。",
+    ),
     "decision.agent_settings": (
         "Denied: {path} holds an agent's hook settings; whoever edits them can turn "
         "swifty-sandbox off or run code outside the sandbox. Ask the user to change it.",

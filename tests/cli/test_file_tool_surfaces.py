@@ -198,7 +198,12 @@ INVARIANTS: tuple[Row, ...] = (
     Row("write Gemini CLI's own .env", Tool.WRITE_FILE, "{p}/.gemini/.env", "deny",
         "swifty-sandbox or its hooks run", absent=("{p}/.gemini/.env",)),
     Row("edit a file the profile hides", Tool.EDIT_FILE, "{h}/.ssh/id_ed25519", "deny",
-        "secrets", unchanged=("{h}/.ssh/id_ed25519",)),
+        "hidden", unchanged=("{h}/.ssh/id_ed25519",)),
+    Row("write ssh's config, which runs ProxyCommand on the host", Tool.WRITE_FILE,
+        "{h}/.ssh/config", "deny", "hidden", absent=("{h}/.ssh/config",)),
+    Row("write an authorized key through a/b/..", Tool.WRITE_FILE,
+        "{p}/a/b/../.ssh/authorized_keys", "deny", "hidden",
+        absent=("{h}/.ssh/authorized_keys",)),
     Row("control: read a project file", Tool.READ_FILE, "{p}/ok.txt", "allow"),
     Row("control: write a project file", Tool.WRITE_FILE, "{p}/made.txt", "allow"),
 )
