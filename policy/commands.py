@@ -43,6 +43,8 @@ WRAPPERS: dict[str, frozenset[str]] = {
     "watch": frozenset({"-n", "-d", "--interval", "--differences"}),
     "unbuffer": frozenset(),
     "setsid": frozenset(),
+    # `ssh-agent [options] command`: runs the command as its child.
+    "ssh-agent": frozenset({"-a", "-E", "-O", "-P", "-t"}),
     "flock": frozenset({"-w", "-E", "--timeout", "--conflict-exit-code"}),
     "strace": frozenset({"-o", "-e", "-p", "-s", "-u", "-a", "-b", "-E", "-I", "-O", "-P",
                          "-S", "-U", "-X"}),

@@ -170,6 +170,7 @@ DANGEROUS: list[tuple[str, str]] = [
     (RM, "bash -c -- 'rm -rf /'"), (RM, "sh -c -e 'rm -rf ~'"), (RM, "bash -c +e 'rm -rf /'"),
     (RM, "bash -c - 'rm -rf /'"), (RM, "bash -c -o errexit 'rm -rf /'"),
     ("git-destructive", "dash -c -- 'git push --force'"),
+    (RM, "ssh-agent rm -rf ~"), (RM, "ssh-agent -t 60 sh -c 'rm -rf /'"),
     (RM, "sudo -u bob -s 'rm -rf /'"), (RM, "runuser -u bob -- rm -rf /"),
     # long sleeps
     ("long-sleep", "sleep 31"), ("long-sleep", "sleep 60"), ("long-sleep", "sleep 1m"),
