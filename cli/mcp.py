@@ -7,6 +7,7 @@ from pathlib import Path
 from swifty_sandbox.messages import t
 from swifty_sandbox.policy import UsageError
 from swifty_sandbox.sandbox.agents import Sandbox
+from swifty_sandbox.sandbox.spec import treewatch
 
 from .common import mode_option, project_option, reports_errors, sandbox_option, warn
 from .texts import command
@@ -27,4 +28,5 @@ def mcp_command(project: Path | None, mode: str | None, sandbox_mode: str | None
     box = Sandbox(project, mode=mode, sandbox_mode=sandbox_mode, surface="mcp")
     for warning in box.warnings:
         warn(warning)
+    treewatch.watch_here()  # long-lived: the walks ask a watcher of ours
     serve_stdio(box)

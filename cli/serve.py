@@ -7,6 +7,7 @@ from pathlib import Path
 
 from swifty_sandbox.sandbox.agents import Sandbox
 from swifty_sandbox.sandbox.agents.serve import Server
+from swifty_sandbox.sandbox.spec import treewatch
 
 from .common import (
     allow_net_option,
@@ -34,4 +35,5 @@ def serve(project: Path | None, mode: str | None, sandbox_mode: str | None,
                   backend=backend, surface="serve")
     for warning in box.warnings:
         warn(warning)
+    treewatch.watch_here()  # long-lived: the walks ask a watcher of ours
     Server(box, sys.stdin.buffer, sys.stdout).serve()

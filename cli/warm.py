@@ -9,7 +9,9 @@ the click CLI exactly as the caller would have: every policy file is read, the s
 compiled and the project checked inside the call. The server itself never reads a
 policy file; what it keeps from one call for the next is only the rule files' text the
 workers parsed, parsed again by the server (`_learn`: a pure function of that text, so
-a later call that reads other text parses it).
+a later call that reads other text parses it), and the walk states its workers hand
+back, trusted only as far as its tree watcher saw nothing change (`_HUB`,
+sandbox/spec/treewatch.py).
 
 `python -m swifty_sandbox.cli.warm` (run with -P, in its own session, stdio on
 /dev/null).
@@ -34,6 +36,7 @@ import time
 from typing import Any
 
 from swifty_sandbox import parts
+from swifty_sandbox.sandbox.spec import treewatch, walkcache
 
 from .entry import (
     ACCEPTED,
@@ -64,6 +67,9 @@ IDLE_SECONDS = 120.0
 MAX_SERVERS = 3
 _FORWARDED = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
 _MAX_REPORT = 1 << 20  # bytes of one worker's report (rule files are ≤ 256 KiB each)
+# The tree watcher (sandbox/spec/treewatch.py), asked by each worker at call time over a
+# socket pair made before its fork; it holds the walk states the workers hand back.
+_HUB = treewatch.Hub()
 
 
 # Not imported ahead: what `run`, `check`, `hook` and `compile` never import (the MCP
@@ -250,10 +256,14 @@ def _loop(server: socket.socket, where: str, bound: int, notify_read: int,
     workers.add(spare)
     last = time.monotonic()
     while True:
-        ready, _, _ = select.select([notify_read, learned.fileno()], [], [], 5.0)
+        ready, _, _ = select.select([notify_read, learned.fileno(), *_HUB.fds()], [], [],
+                                    5.0)
         _reap(workers)
         if learned.fileno() in ready:
             _learn(learned)
+        for fd in ready:
+            if fd not in (notify_read, learned.fileno()):
+                _HUB.ready(fd)
         if notify_read in ready:
             message = os.read(notify_read, 64)
             if b"q" in message:
@@ -308,10 +318,13 @@ def _spare(server: socket.socket, notifying: tuple[int, socket.socket],
     dies with the server (even a killed one)."""
     notify, report = notifying
     parent = os.getpid()
+    channel = _HUB.channel()
     child = os.fork()
     if child:
+        channel.close()
         return child
     try:
+        _HUB.in_worker(channel)
         for signum, handler in original.items():
             signal.signal(signum, handler)
         _die_with_parent(signal.SIGKILL)
@@ -470,6 +483,7 @@ def _work(conn: socket.socket, mine: dict[str, object], pid: int, pidfd: int,
         for fd in (0, 1, 2):  # for their EOF): what follows costs it nothing
             os.close(fd)
         _report(report)
+        walkcache.hand_back()  # the caller has its answer: off its path
     finally:
         os._exit(0)
 

@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from swifty_sandbox.policy.paths import is_within
 from swifty_sandbox.policy.rules import PathPattern, fixed_prefix
 
-from .walkcache import Cache, Record
+from . import treewatch
+from .walkcache import Cache, Record, Tree
 
 FOLLOW_BUDGET = 200_000  # entries visited below followed symlinks
 _MISSING = (errno.ENOENT, errno.ENOTDIR)
@@ -122,23 +123,31 @@ def expand(groups: Mapping[str, Sequence[PathPattern]], roots: Iterable[str], *,
         trees.setdefault(prefix, []).extend(members)
     walk = _Walk(frozenset(follow), frozenset(markers),
                  marked if marked is not None else [], strict, cache=cache)
-    if cache is not None:
-        cache.markers = walk.markers
-        # Everything a record depends on: the trees, each group's patterns, what is
-        # followed and marked (and who walks: another user sees other directories).
-        cache.load(repr((sorted((g, [p.anchored for p in ps]) for g, ps in groups.items()),
-                         roots, sorted(follow), sorted(walk.markers), os.geteuid())))
+    plan = []
     for root in _outermost(trees):
         inner = [m for r, members in trees.items() if is_within(r, root) for m in members]
         named = names if any(is_within(root, r) or is_within(r, root) for r in roots) else {}
         depths = [_depth(p.anchored, root) for _, p in inner]
         bounded = not named and None not in depths and not any(
             is_within(root, r) or is_within(r, root) for r in walk.strict)
-        walk.run(root, named, inner, found,
-                 max(d for d in depths if d is not None) if bounded and depths else None)
+        plan.append((root, named, inner,
+                     max(d for d in depths if d is not None) if bounded and depths else None))
+    if cache is not None:
+        cache.markers = walk.markers
+        # Everything a record depends on: the trees, each group's patterns, what is
+        # followed and marked (and who walks: another user sees other directories).
+        cache.load(repr((sorted((g, [p.anchored for p in ps]) for g, ps in groups.items()),
+                         roots, sorted(follow), sorted(walk.markers), os.geteuid())),
+                   tuple(root for root, _, _, limit in plan if limit is None))
+    for root, named, inner, limit in plan:
+        walk.run(root, named, inner, found, limit)
     if cache is not None:
         cache.finish()
-    return {g: Expansion(tuple(literal[g]), tuple(p for p in found[g] if p not in literal[g]))
+    # In path order (a parent before what is below it), whichever way the walk went:
+    # a watched walk and a full one give the same spec.
+    walk.marked[:] = sorted(dict.fromkeys(walk.marked))
+    return {g: Expansion(tuple(literal[g]),
+                         tuple(sorted(p for p in found[g] if p not in literal[g])))
             for g in groups}
 
 
@@ -181,6 +190,7 @@ class _Walk:
     budget: int = FOLLOW_BUDGET
     cache: Cache | None = None
     keys: dict[frozenset[str], tuple[str, ...]] = field(default_factory=dict)
+    listed: set[str] = field(default_factory=set)  # listed (not taken from the cache)
 
     def run(self, root: str, names: Mapping[str, re.Pattern[str]],
             paths: list[tuple[str, PathPattern]], found: dict[str, dict[str, None]],
@@ -189,17 +199,66 @@ class _Walk:
         # (directory, the groups still looked for below it, below a followed link, the
         # depth of its entries below `root`: past `limit` no glob can match)
         stack: list[tuple[str, frozenset[str], bool, int]] = [(root, groups, False, 1)]
-        seen: set[str] = set()  # real directories already walked through a link
         # A bounded walk (outside the writable roots, a few levels) is cheap: not kept.
         cache = self.cache if limit is None else None
-        while stack:
+        if cache is None or cache.gen is None:
+            self._traverse(stack, root, names, paths, found, limit, cache, None, set())
+            return
+        # Watched (treewatch.py): what the recorded directories contributed is kept
+        # per tree; a vouched state is brought up to date where the watcher saw a
+        # change, a new one made by walking it all. Links are followed every time.
+        tree = cache.trees.get(root)
+        if cache.incremental and tree is not None and root in cache.records:
+            self._update(root, tree, names, paths)
+        else:
+            tree = cache.trees[root] = Tree()
+            self._traverse(stack, root, names, paths, found, None, cache, tree, set())
+        for path, matched in tree.found.items():
+            for group in matched:
+                found[group][path] = None
+        self.marked.extend(tree.marked)
+        if self.follow:
+            stack = [(path, frozenset(below), False, 0)
+                     for path, (below, _text) in sorted(tree.links.items()) if below]
+            self._traverse(stack, root, names, paths, found, None, None, None, set(),
+                           links_only=True)
+
+    def _traverse(self, stack: list[tuple[str, frozenset[str], bool, int]], root: str,
+                  names: Mapping[str, re.Pattern[str]],
+                  paths: list[tuple[str, PathPattern]], found: dict[str, dict[str, None]],
+                  limit: int | None, cache: Cache | None, tree: Tree | None,
+                  seen: set[str], links_only: bool = False) -> None:
+        """The walk from what is on `stack`. With a `tree`, what the (unlinked)
+        directories contribute goes there and links are only noted in it; with
+        `links_only`, the stack's entries are links to follow (or not) first."""
+        # The tree's own links are followed after it, in path order (each real directory
+        # once: which link reaches it must not depend on the order of the walk).
+        deferred: list[tuple[str, frozenset[str], bool, int]] = []
+        if links_only:
+            deferred, stack = stack, []
+        while stack or deferred:
+            if not stack:
+                for path, wanted, _linked, depth in sorted(deferred):
+                    self._follow(path, wanted, root, seen, stack, depth)
+                deferred = []
+                continue
             directory, active, linked, depth = stack.pop()
             listing = self._listing(directory, active, linked, names, paths,
                                     None if linked else cache)
             if listing is None:
+                if tree is not None and cache is not None and not linked:
+                    # Kept as seen empty: the watcher names it when it changes again.
+                    cache.put(directory, None, self._key(active), [], [], [])
                 continue
             markers, matches, children = listing
             prefix = directory if directory.endswith("/") else directory + "/"
+            if tree is not None and not linked:
+                self._contribute(prefix, tree, listing)
+                if limit is None:
+                    for name, is_link, below, _text in children:
+                        if below and not is_link:
+                            stack.append((prefix + name, frozenset(below), False, depth + 1))
+                continue
             for name in markers:
                 self.marked.append(prefix + name)
             for name, matched in matches:
@@ -214,18 +273,107 @@ class _Walk:
                 path = prefix + name
                 if not is_link:
                     stack.append((path, frozenset(below), linked, depth + 1))
-                    continue
-                try:
-                    if self.follow and os.path.isdir(path):
-                        # A target inside this tree is walked as itself anyway (the
-                        # hidden mount is at the real path): pnpm's links cost nothing.
-                        real = os.path.realpath(path)
-                        if real not in seen and not is_within(real, root):
-                            seen.add(real)
-                            stack.append((path, frozenset(below) & self.follow, True,
-                                          depth + 1))
-                except OSError:
-                    continue
+                elif linked:
+                    self._follow(path, frozenset(below), root, seen, stack, depth)
+                else:
+                    deferred.append((path, frozenset(below), False, depth))
+
+    def _follow(self, path: str, below: frozenset[str], root: str, seen: set[str],
+                stack: list[tuple[str, frozenset[str], bool, int]], depth: int) -> None:
+        try:
+            if self.follow and os.path.isdir(path):
+                # A target inside this tree is walked as itself anyway (the
+                # hidden mount is at the real path): pnpm's links cost nothing.
+                real = os.path.realpath(path)
+                if real not in seen and not is_within(real, root):
+                    seen.add(real)
+                    stack.append((path, below & self.follow, True, depth + 1))
+        except OSError:
+            return
+
+    @staticmethod
+    def _contribute(prefix: str, tree: Tree, listing: Listing, sign: bool = True) -> None:
+        """Add (or, `sign` False, take back) what one directory's listing gives."""
+        markers, matches, children = listing
+        if sign:
+            for name in markers:
+                tree.marked[prefix + name] = None
+            for name, matched in matches:
+                tree.found[prefix + name] = matched
+            for name, is_link, below, text in children:
+                if is_link:
+                    tree.links[prefix + name] = (below, text)
+            return
+        for name in markers:
+            tree.marked.pop(prefix + name, None)
+        for name, _matched in matches:
+            tree.found.pop(prefix + name, None)
+        for name, is_link, _below, _text in children:
+            if is_link:
+                tree.links.pop(prefix + name, None)
+
+    def _drop(self, top: str, tree: Tree) -> dict[str, Record]:
+        """Forget the records of `top` and everything below it, and what they gave."""
+        assert self.cache is not None
+        records = self.cache.records
+        dropped: dict[str, Record] = {}
+        stack = [top]
+        while stack:
+            directory = stack.pop()
+            record = records.pop(directory, None)
+            if record is None:
+                continue
+            dropped[directory] = record
+            prefix = directory if directory.endswith("/") else directory + "/"
+            self._contribute(prefix, tree, (record[5], record[6], record[7]), sign=False)
+            stack.extend(prefix + name for name, is_link, below, _ in record[7]
+                         if below and not is_link)
+        return dropped
+
+    def _update(self, root: str, tree: Tree, names: Mapping[str, re.Pattern[str]],
+                paths: list[tuple[str, PathPattern]]) -> None:
+        """A vouched state brought up to date: each directory the watcher names is
+        listed again (parents first) and what changed among its subdirectories walked
+        or forgotten; each unwatched subtree walked the stat-based way."""
+        cache = self.cache
+        assert cache is not None and cache.answer is not None
+        answer = cache.answer
+        assert answer.dirty is not None
+        records = cache.records
+        order = lambda p: (p.count("/"), p)  # noqa: E731
+        for top in sorted((u for u in answer.unwatched if is_within(u, root)), key=order):
+            record = records.get(top)
+            if record is None:
+                continue
+            cache.stash.update(self._drop(top, tree))
+            self._traverse([(top, frozenset(record[4]), False, 1)], root, names, paths,
+                           {}, None, cache, tree, set())
+        done = self.listed = set()
+        for directory in sorted((d for d in answer.dirty if d in records
+                                 and is_within(d, root)), key=order):
+            old = records.get(directory)
+            if old is None or directory in done:
+                continue  # forgotten with a parent, or walked just now below one
+            key = old[4]
+            listing = self._listing(directory, frozenset(key), False, names, paths, cache)
+            prefix = directory if directory.endswith("/") else directory + "/"
+            self._contribute(prefix, tree, (old[5], old[6], old[7]), sign=False)
+            if listing is None:
+                self._drop(directory, tree)
+                cache.put(directory, None, key, [], [], [])
+                continue
+            done.add(directory)
+            self._contribute(prefix, tree, listing)
+            before = {n: (link, below) for n, link, below, _ in old[7] if not link and below}
+            after = {n: (link, below) for n, link, below, _ in listing[2]
+                     if not link and below}
+            for name, kind in before.items():
+                if after.get(name) != kind:
+                    self._drop(prefix + name, tree)
+            for name, (_link, below) in after.items():
+                if before.get(name) != (False, below):
+                    stack = [(prefix + name, frozenset(below), False, 1)]
+                    self._traverse(stack, root, names, paths, {}, None, cache, tree, set())
 
     def _key(self, groups: frozenset[str]) -> tuple[str, ...]:
         """One tuple per set of groups: the records share it (smaller, faster to load)."""
@@ -249,6 +397,7 @@ class _Walk:
             if record is not None:
                 return record[5], record[6], record[7]
         before = cache.before_listing(directory) if cache is not None else None
+        self.listed.add(directory)
         try:
             entries = os.scandir(directory)
         except OSError as e:
@@ -315,12 +464,23 @@ def find_named(roots: Iterable[str], names: frozenset[str],
     `links_into` (the link's text names `swifty-sandbox`, then its target is resolved:
     no other path reaches that directory). A directory whose record in `cache` (the
     walk before, marking the same names) still holds is not listed again."""
-    out = Found()
-    stack = list(roots)
+    roots = tuple(roots)
     if cache is not None and cache.markers != names:
         cache = None
+    if cache is not None and cache.gen is not None and cache.trees:
+        answer = treewatch.ask(roots, cache.gen, cache.token)
+        if answer is not None and answer.dirty is not None:
+            return _find_changed(roots, names, skip, links_into, cache, answer)
     if cache is not None:
+        cache.incremental = False
         cache.validate()  # again: this is after the command
+        cache.valid -= cache.racy  # seen within a timestamp tick of a change
+    return _find_all(list(roots), names, skip, links_into, cache)
+
+
+def _find_all(stack: list[str], names: frozenset[str], skip: frozenset[str],
+              links_into: str | None, cache: Cache | None) -> Found:
+    out = Found()
     while stack:
         directory = stack.pop()
         record = cache.get(directory, None) if cache is not None else None
@@ -368,3 +528,65 @@ def _replay(directory: str, record: Record, skip: frozenset[str], links_into: st
             with contextlib.suppress(OSError):
                 if is_within(os.path.realpath(path), links_into):
                     out.links.append(path)
+
+
+def _visited(path: str, roots: tuple[str, ...], skip: frozenset[str]) -> bool:
+    """Whether `find_named` lists `path`: below a root, nothing on the way in `skip`,
+    and inside a `.git` only its `modules`."""
+    for root in roots:
+        if not is_within(path, root):
+            continue
+        rest = path[len(root):].strip("/")
+        parts = rest.split("/") if rest else []
+        current = root
+        for i, part in enumerate(parts):
+            current = os.path.join(current, part)
+            if current in skip:
+                return False
+            if part == ".git" and (i + 1 == len(parts) or parts[i + 1] != "modules"):
+                return False
+        return True
+    return False
+
+
+def _find_changed(roots: tuple[str, ...], names: frozenset[str], skip: frozenset[str],
+                  links_into: str | None, cache: Cache, answer: treewatch.Answer) -> Found:
+    """`find_named` where a watcher saw every change since the walk before: only
+    the directories it names are listed (each one alone: a new directory is named
+    itself), unwatched subtrees walked whole; the links whose text names
+    `swifty-sandbox` are resolved again, as the full check does. Entries found only
+    here are what the command can have made (the rest is the walk's markers)."""
+    assert answer.dirty is not None
+    out = Found()
+    for top in answer.unwatched:
+        if _visited(top, roots, skip):
+            found = _find_all([top], names, skip, links_into, None)
+            out.named += found.named
+            out.links += found.links
+            out.unsearchable += found.unsearchable
+    for directory in sorted(d for d in answer.dirty if _visited(d, roots, skip)):
+        try:
+            entries = os.scandir(directory)
+        except OSError as e:
+            if e.errno not in _MISSING:
+                out.unsearchable.append(directory)
+            continue
+        with entries:
+            for entry in entries:
+                if entry.name in names:
+                    out.named.append(entry.path)
+                with contextlib.suppress(OSError):
+                    if links_into is not None and entry.is_symlink() and \
+                            "swifty-sandbox" in os.readlink(entry.path) and is_within(
+                                os.path.realpath(entry.path), links_into):
+                        out.links.append(entry.path)
+    if links_into is not None:
+        for tree in cache.trees.values():
+            for path, (_below, text) in tree.links.items():
+                if "swifty-sandbox" in text and path not in out.links and _visited(
+                        os.path.dirname(path), roots, skip):
+                    with contextlib.suppress(OSError):
+                        if is_within(os.path.realpath(path), links_into):
+                            out.links.append(path)
+    out.links = list(dict.fromkeys(out.links))
+    return out

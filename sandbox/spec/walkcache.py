@@ -39,9 +39,13 @@ import marshal
 import os
 import stat
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 from swifty_sandbox.policy import cachefile
+
+from . import treewatch
+from .treewatch import Answer
 
 WALK_HOME = ".cache/swifty-sandbox/walk"
 FORMAT = 1
@@ -97,20 +101,48 @@ class Cache:
         self._key = b""  # the store's key: the walk's parameters
         self._params = ""
         self.changed = False
+        # With a watcher (`treewatch.py`, long-lived processes only): its answer for
+        # this walk, the generation and watcher the state is good for, what each tree's
+        # recorded directories contributed, and whether the records came vouched for
+        # (then only the directories the answer names are looked at).
+        self.answer: Answer | None = None
+        self.gen: int | None = None
+        self.token: str | None = None
+        self.trees: dict[str, Tree] = {}
+        self.incremental = False
+        self.stash: dict[str, Record] = {}  # an unwatched subtree's records, checked by lstat
+        self.racy: set[str] = set()  # records kept in memory only (not for the file)
+        self.handed = True
 
     # -- reading ----------------------------------------------------------------------
 
-    def load(self, params: str) -> None:
+    def load(self, params: str, watched: tuple[str, ...] = ()) -> None:
         """The records of the walk with these parameters (a cold cache when there are
-        none to trust)."""
+        none to trust). Where a watcher runs, it is asked about the trees `watched`
+        first: records it vouches for are taken as they are."""
         self._params = params
         self._key = params.encode()
         self.name = cachefile.entry_name(self._key)
         self.records = {}
         recent = _RECENT.get(self.name)
+        if recent is not None and recent._params != params:
+            recent = None
+        if watched:
+            since = (recent.gen, recent.token) if recent is not None else (None, None)
+            self.answer = treewatch.ask(watched, *since)
+        if self.answer is not None:
+            self.gen, self.token = self.answer.now, self.answer.token
+            if self.answer.dirty is not None and recent is not None and recent.trees:
+                # Copies: `serve` may run another walk of the same state at once.
+                self.records = dict(recent.records)
+                self.fresh = self.records
+                self.trees = {r: Tree(dict(t.found), dict(t.marked), dict(t.links))
+                              for r, t in recent.trees.items()}
+                self.incremental = True
+                return
         if self.directory is None:
             if recent is not None:  # nothing on disk: this process's own records only
-                self.records = recent.records
+                self.records = _trustworthy(recent)
         else:
             self._read(recent)
         self.validate()
@@ -125,7 +157,7 @@ class Cache:
             return
         data, self.file = found
         if data is None and recent is not None:
-            self.records = recent.records
+            self.records = _trustworthy(recent)
         elif data is not None:
             with contextlib.suppress(ValueError, EOFError, TypeError):
                 self.records = self._records(data)
@@ -164,6 +196,8 @@ class Cache:
     def get(self, path: str, active: tuple[str, ...] | None) -> Record | None:
         """The record of `path` when `validate` found the directory as it was listed
         (and it was listed looking for `active`, unless None); else None: list it."""
+        if self.incremental:
+            return self._vouched(path, active)
         if path not in self.valid:
             return None
         record = self.records[path]
@@ -171,6 +205,36 @@ class Cache:
             return None
         self.fresh[path] = record  # kept: seen valid this time
         return record
+
+    def _vouched(self, path: str, active: tuple[str, ...] | None) -> Record | None:
+        """With the watcher's answer: a record stands unless the answer names its
+        directory; in an unwatched subtree it is checked the stat-based way."""
+        answer = self.answer
+        assert answer is not None and answer.dirty is not None
+        if path in answer.dirty:
+            return None
+        if answer.unwatched and self.unwatched(path):
+            record = self.stash.pop(path, None)
+            if record is None or not _valid([(path, record)], self.devices):
+                return None
+            self.records[path] = record
+        else:
+            record = self.records.get(path)
+        if record is None or (active is not None and record[4] != active):
+            return None
+        return record
+
+    def unwatched(self, path: str) -> bool:
+        """Whether `path` lies in a subtree the watcher does not watch."""
+        assert self.answer is not None
+        unwatched = self.answer.unwatched
+        while True:
+            if path in unwatched:
+                return True
+            parent = os.path.dirname(path)
+            if parent == path:
+                return False
+            path = parent
 
     # -- writing ----------------------------------------------------------------------
 
@@ -188,15 +252,30 @@ class Cache:
             markers: list[str], matches: list[tuple[str, tuple[str, ...]]],
             children: list[tuple[str, bool, tuple[str, ...], str]]) -> None:
         """Keep the listing of `path` unless it cannot be trusted next time."""
-        if seen is None:
+        kept = seen is not None and stat.S_ISDIR(seen[0].st_mode) and (
+            seen[0].st_dev in self.devices
+            and max(seen[0].st_mtime_ns, seen[0].st_ctime_ns) <= seen[1] - RACY_NS)
+        if self.gen is not None:
+            # Watched: every directory the walk saw has a record (the state's
+            # truth; the watcher vouches for it), those not kept here in memory only.
+            info = seen[0] if seen is not None else None
+            self.fresh[path] = (info.st_dev if info else 0, info.st_ino if info else 0,
+                                info.st_mtime_ns if info else 0,
+                                info.st_ctime_ns if info else 0, active, tuple(markers),
+                                tuple(matches), tuple(children))
+            if not kept:
+                self.racy.add(path)
+            else:
+                self.racy.discard(path)
+                self.changed = True
             return
-        info, listed = seen
-        if (not stat.S_ISDIR(info.st_mode) or info.st_dev not in self.devices
-                or max(info.st_mtime_ns, info.st_ctime_ns) > listed - RACY_NS):
+        if not kept:
             # Not kept. An older record of it stays in the file until the next write
             # (it no longer matches the directory): a few racy directories, as bwrap's
             # mount points that each run makes and removes, do not rewrite the file.
             return
+        assert seen is not None
+        info = seen[0]
         self.fresh[path] = (info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns,
                             active, tuple(markers), tuple(matches), tuple(children))
         self.changed = True
@@ -205,15 +284,33 @@ class Cache:
         """The walk is over: its records are what the after-run check trusts (each
         checked again), written back (atomically) when they changed."""
         self.records, self.fresh = self.fresh, {}
-        if self.directory is not None and self.name and self.changed:
-            self._save(self.records)
+        self.stash = {}
+        if self.directory is not None and self.name and self.changed and not self.incremental:
+            # A vouched walk writes nothing: the file is for runs without a watcher,
+            # and rewriting it for a few changed directories would cost more than them.
+            self._save({p: r for p, r in self.records.items() if p not in self.racy})
+        self.handed = self.gen is None
         remember(self)
+
+    def state(self) -> bytes:
+        """What the next walk in another process needs (`adopt`)."""
+        return marshal.dumps((FORMAT, self._params, self.name, self.gen, self.token,
+                              self.records, self.markers, self.racy,
+                              {r: (t.found, t.marked, t.links) for r, t in self.trees.items()}))
 
     def _save(self, records: dict[str, Record]) -> None:
         assert self.directory is not None
         body = marshal.dumps((FORMAT, self._params, records))
         self.file = cachefile.store(self.directory, self._key, body, max_size=MAX_BYTES,
                                     keep=MAX_FILES)
+
+
+def _trustworthy(recent: Cache) -> dict[str, Record]:
+    """A state's records that one `lstat` may vouch for: not those a watched walk kept
+    in memory although listed within a timestamp tick of a change (`racy`)."""
+    if not recent.racy:
+        return recent.records
+    return {p: r for p, r in recent.records.items() if p not in recent.racy}
 
 
 def _valid(items: list[tuple[str, Record]], devices: frozenset[int]) -> set[str] | None:
@@ -241,6 +338,45 @@ def _valid(items: list[tuple[str, Record]], devices: frozenset[int]) -> set[str]
 _RECENT: dict[str, Cache] = {}
 
 
+@dataclass(slots=True)
+class Tree:
+    """What a tree's recorded directories contributed to the walk (watched walks):
+    each glob match with its groups, each marker, and each symlink with the groups
+    still looked for below it and its text (followed again every walk)."""
+
+    found: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    marked: dict[str, None] = field(default_factory=dict)
+    links: dict[str, tuple[tuple[str, ...], str]] = field(default_factory=dict)
+
+
+def hand_back() -> None:
+    """A warm worker's call is over: the states its walks made go to the server, whose
+    next workers start from them (a worker forked before this call has older ones)."""
+    for cache in list(_RECENT.values()):
+        if not cache.handed:
+            cache.handed = True
+            treewatch.hand_back(cache.name, cache.state())
+
+
+def adopt(name: str, data: bytes) -> None:
+    """In the warm server: a state a worker handed back (see `hand_back`)."""
+    try:
+        (fmt, params, named, gen, token, records, markers, racy,
+         trees) = marshal.loads(data)
+        cache = Cache(None)
+        cache._params, cache.name, cache.gen, cache.token = params, named, gen, token
+        cache.records, cache.markers, cache.racy = records, frozenset(markers), set(racy)
+        cache.trees = {r: Tree(f, m, lk) for r, (f, m, lk) in trees.items()}
+    except (ValueError, EOFError, TypeError):
+        return
+    if fmt != FORMAT or name != cache.name or not isinstance(gen, int):
+        return
+    remember(cache)
+    import gc
+
+    gc.freeze()  # the workers forked next share its pages instead of copying them
+
+
 def remember(cache: Cache) -> None:
     """Keep `cache` for the after-run check (a few: `serve` runs commands at once)."""
     _RECENT[cache.name] = cache
@@ -258,5 +394,5 @@ def cache_dir(home: str) -> str:
     return os.path.join(home, WALK_HOME)
 
 
-__all__ = ["FORMAT", "MAX_BYTES", "RACY_NS", "WALK_HOME", "Cache", "Record", "cache_dir",
-           "recall", "remember", "trusted_devices"]
+__all__ = ["FORMAT", "MAX_BYTES", "RACY_NS", "WALK_HOME", "Cache", "Record", "Tree", "adopt",
+           "cache_dir", "hand_back", "recall", "remember", "trusted_devices"]
