@@ -86,6 +86,9 @@ def main() -> None:
     parser.add_argument("--srt", help="a working `srt` to measure in the same run")
     parser.add_argument("--editable", action="store_true",
                         help="measure this venv's (editable) install instead of a regular one")
+    parser.add_argument("--baseline", type=Path,
+                        help="another checkout (say, main before a change), measured in the "
+                             "same interleaving as `base …`: before and after in one run")
     parser.add_argument("--cold-server", action="store_true",
                         help="SWIFTY_DAEMON=off: every command a whole cold process")
     args = parser.parse_args()
@@ -99,6 +102,11 @@ def main() -> None:
         contenders: dict[str, Callable[[], None]] = {}
         empty = project(work, "empty", 0)
         contenders["empty"] = command([str(script), "run", "--", "true"], empty, env)
+        baseline = None
+        if args.baseline:
+            (work / "base").mkdir()
+            baseline = installed_script(work / "base", args.baseline.resolve())
+            contenders["base empty"] = command([str(baseline), "run", "--", "true"], empty, env)
         for size in sizes:
             start = time.perf_counter()
             folder = project(work, f"files-{size}", size)
@@ -106,6 +114,9 @@ def main() -> None:
             print(f"built {size:>8}: {files} files, {dirs} directories "
                   f"({time.perf_counter() - start:.0f} s)", flush=True)
             contenders[str(size)] = command([str(script), "run", "--", "true"], folder, env)
+            if baseline is not None:
+                contenders[f"base {size}"] = command([str(baseline), "run", "--", "true"],
+                                                     folder, env)
         if args.srt:
             contenders["srt empty"] = command([args.srt, "true"], empty)
             if 100_000 in sizes:
@@ -143,6 +154,14 @@ def report(times: dict[str, list[float]], sizes: list[int], runs: int) -> None:
     if 1_000_000 in sizes:
         added = median["1000000"] - base
         print(f"target: 1M <= +60 ms: +{added:.1f}, {'met' if added <= 60 else 'NOT met'}")
+    if "base empty" in median:
+        print("baseline (--baseline), same interleaving: added cost, and this one's as a "
+              "ratio of it")
+        for size in sizes:
+            before = median[f"base {size}"] - median["base empty"]
+            after = median[str(size)] - base
+            print(f"  {size:>10}  base +{before:7.1f}   this +{after:7.1f}   "
+                  f"{after / before if before > 0 else float('nan'):.3f}x")
 
 
 if __name__ == "__main__":
