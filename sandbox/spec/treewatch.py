@@ -36,6 +36,7 @@ import secrets
 import socket
 import stat
 import struct
+import sys
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -378,7 +379,8 @@ def hand_back(name: str, state: bytes) -> None:
 
 
 def _supported() -> bool:
-    return hasattr(os, "sched_getaffinity") and os.path.exists("/proc/self/mountinfo")
+    """inotify (Linux); without it nothing is watched and every walk checks it all."""
+    return sys.platform.startswith("linux") and os.path.exists("/proc/self/mountinfo")
 
 
 class Hub:

@@ -52,6 +52,7 @@ FORMAT = 1
 MAX_BYTES = 64 << 20  # ~100 bytes a directory: room for 600k of them
 MAX_FILES = 32  # cache files kept (one per project and policy); the oldest go first
 PARALLEL_FROM = 2048  # records from which the check runs on two threads
+HAND_BACK_FROM = 512  # changed directories since a state from which a newer one is sent
 RACY_NS = 2_000_000_000  # FAT's 2 s; ext4 and tmpfs tick in milliseconds at most
 TRUSTED_FS = frozenset(("ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "f2fs", "zfs",
                         "overlay", "jfs", "reiserfs", "bcachefs"))
@@ -289,7 +290,12 @@ class Cache:
             # A vouched walk writes nothing: the file is for runs without a watcher,
             # and rewriting it for a few changed directories would cost more than them.
             self._save({p: r for p, r in self.records.items() if p not in self.racy})
-        self.handed = self.gen is None
+        # A state goes back to the warm server when it is new, or when the one it came
+        # from is far behind: marshalling a big tree's records costs more than listing
+        # the few directories (bwrap's mount points, mostly) that every run changes.
+        self.handed = self.gen is None or (
+            self.incremental and self.answer is not None and self.answer.dirty is not None
+            and len(self.answer.dirty) < HAND_BACK_FROM)
         remember(self)
 
     def state(self) -> bytes:

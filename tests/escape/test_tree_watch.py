@@ -88,7 +88,8 @@ class Way:
         from tests.cli.test_warm import served
 
         done = served("run", "--", *self.as_argv(command), cwd=self.project)
-        assert b"no server" not in done.stderr and b"refused" not in done.stderr, done
+        assert b"AssertionError: no server" not in done.stderr, done
+        assert b"AssertionError: refused" not in done.stderr, done
         return (done.stdout + done.stderr).decode(errors="replace"), done.returncode
 
     def warm(self) -> None:
