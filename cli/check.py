@@ -22,7 +22,7 @@ from .common import (
     project_option,
     reports_errors,
     sandbox_option,
-    warn,
+    warned,
 )
 from .texts import argument, command, option
 
@@ -79,9 +79,7 @@ def check(project: Path | None, mode: str | None, sandbox_mode: str | None, as_j
         raise UsageError(t("cli.need_request"))
     if given > 1 and tool is Tool.BASH:
         raise UsageError(t("cli.one_request"))
-    box = Sandbox(project, mode=mode, sandbox_mode=sandbox_mode, surface="check")
-    for warning in box.warnings:
-        warn(warning)
+    box = warned(Sandbox(project, mode=mode, sandbox_mode=sandbox_mode, surface="check"))
     if batch is not None:
         raise SystemExit(_run_batch(box, batch))
     if tool is not Tool.BASH:

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
-from typing import ParamSpec, TypeVar
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 import click
 
@@ -21,6 +21,9 @@ from swifty_sandbox.policy import Mode, SandboxMode, SwiftyError, Tool
 from swifty_sandbox.policy.errors import ExitCode
 
 from .texts import option
+
+if TYPE_CHECKING:
+    from swifty_sandbox.sandbox.agents import Sandbox
 
 TOOL_NAMES = [*(tool.value for tool in Tool), "Read", "Write", "Edit"]
 
@@ -42,6 +45,14 @@ def echo_json(obj: object) -> None:
 
 def warn(message: str) -> None:
     click.echo(t("cli.warning", message=message), err=True)
+
+
+def warned(box: Sandbox) -> Sandbox:
+    """`box`, once what its settings ignored (a committed file's attempt to loosen them)
+    is said on stderr: every command that works with a `Sandbox` says it."""
+    for warning in box.warnings:
+        warn(warning)
+    return box
 
 
 P = ParamSpec("P")

@@ -20,6 +20,7 @@ from .common import (
     mode_option,
     project_option,
     reports_errors,
+    warned,
 )
 from .texts import argument, command, option
 
@@ -53,7 +54,7 @@ def compile_command(target: str | None, backend: str | None, project: Path | Non
         if backend is None or backend == "auto":
             raise click.UsageError(t("cli.compile_target"))
         target = backend
-    box = Sandbox(project, mode=Mode(mode) if mode else None, backend=backend)
+    box = warned(Sandbox(project, mode=Mode(mode) if mode else None, backend=backend))
     placeholder = [] if TARGETS[target] == "oci" else ["CMD", "ARG..."]  # oci: a real one
     # bwrap, seatbelt: described as `run` would launch it here (its working directory,
     # caps and network; dry: placeholder descriptors, nothing made).

@@ -9,7 +9,7 @@ from swifty_sandbox.policy import UsageError
 from swifty_sandbox.sandbox.agents import Sandbox
 from swifty_sandbox.sandbox.spec import treewatch
 
-from .common import mode_option, project_option, reports_errors, sandbox_option, warn
+from .common import mode_option, project_option, reports_errors, sandbox_option, warned
 from .texts import command
 
 
@@ -25,8 +25,6 @@ def mcp_command(project: Path | None, mode: str | None, sandbox_mode: str | None
         from swifty_sandbox.sandbox.agents.mcp_server import serve_stdio
     except ImportError as e:
         raise UsageError(t("mcp.missing")) from e
-    box = Sandbox(project, mode=mode, sandbox_mode=sandbox_mode, surface="mcp")
-    for warning in box.warnings:
-        warn(warning)
+    box = warned(Sandbox(project, mode=mode, sandbox_mode=sandbox_mode, surface="mcp"))
     treewatch.watch_here()  # long-lived: the walks ask a watcher of ours
     serve_stdio(box)

@@ -23,7 +23,7 @@ from .common import (
     project_option,
     reports_errors,
     sandbox_option,
-    warn,
+    warned,
 )
 from .texts import Seconds, argument, command, option
 
@@ -131,12 +131,10 @@ def run(project: Path | None, mode: str | None, sandbox_mode: str | None,
     interactive = not as_json and sys.stdin.isatty() and sys.stderr.isatty()
     person = TerminalPrompt()
     asker = _approved if approved else person if interactive else None
-    box = Sandbox(project, mode=mode, sandbox_mode=sandbox_mode, ask=asker,
-                  allow_net=allow_net, ask_host=person.host if interactive else None,
-                  backend=backend, surface="run")
+    box = warned(Sandbox(project, mode=mode, sandbox_mode=sandbox_mode, ask=asker,
+                         allow_net=allow_net, ask_host=person.host if interactive else None,
+                         backend=backend, surface="run"))
     person.can_always = box.can_always
-    for warning in box.warnings:
-        warn(warning)
     request = Request.bash(command) if command is not None else Request.bash_argv(args)
     if box.effective_sandbox_mode.value == "off":
         click.echo(t("run.unconfined"), err=True)

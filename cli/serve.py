@@ -16,7 +16,7 @@ from .common import (
     project_option,
     reports_errors,
     sandbox_option,
-    warn,
+    warned,
 )
 from .texts import command
 
@@ -31,9 +31,7 @@ from .texts import command
 def serve(project: Path | None, mode: str | None, sandbox_mode: str | None,
           backend: str | None, allow_net: tuple[str, ...]) -> None:
     """`serve` (its help: `help.serve`)."""
-    box = Sandbox(project, mode=mode, sandbox_mode=sandbox_mode, allow_net=allow_net,
-                  backend=backend, surface="serve")
-    for warning in box.warnings:
-        warn(warning)
+    box = warned(Sandbox(project, mode=mode, sandbox_mode=sandbox_mode,
+                         allow_net=allow_net, backend=backend, surface="serve"))
     treewatch.watch_here()  # long-lived: the walks ask a watcher of ours
     Server(box, sys.stdin.buffer, sys.stdout).serve()

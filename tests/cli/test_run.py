@@ -94,6 +94,18 @@ def test_compile_bwrap_and_seccomp(project: Path) -> None:
     assert result.exit_code == 0 and len(result.stdout_bytes) % 8 == 0
 
 
+def test_compile_says_what_a_committed_file_could_not_loosen(project: Path) -> None:
+    """Like `run` and `check`: the settings a committed config tried to loosen are said
+    on stderr, so what `compile` prints is not taken for what the file asked."""
+    (project / ".swifty").mkdir()
+    (project / ".swifty" / "config.yaml").write_text(
+        "permissions:\n  defaultMode: bypassPermissions\n")
+    for command in ("compile", "run"):
+        args = ("--target", "seccomp-pfc") if command == "compile" else ("--", "true")
+        code, _, err = invoke(command, "--project", str(project), *args)
+        assert code == 0 and "permissions.defaultMode: bypassPermissions" in err, err
+
+
 def test_doctor_on_this_machine() -> None:
     code, out, _ = invoke("doctor", "--json")
     report = json.loads(out)
