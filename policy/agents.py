@@ -249,9 +249,15 @@ def project_settings() -> tuple[str, ...]:
                                for name in info.project_settings))
 
 
-def env_files() -> tuple[str, ...]:
-    """Every agent's environment files in a project, relative to its root."""
-    return tuple(dict.fromkeys(name for info in AGENTS.values() for name in info.env_files))
+def env_files(env: Mapping[str, str], home: Path, project: Path) -> tuple[str, ...]:
+    """The environment files in a project, relative to its root, of every agent this
+    user or project has (its config dir, or its folder in the project, exists). Only
+    those: a root `.env` kept read-only for everyone would break everyday work
+    (`cp .env.example .env`) for the many who never run an agent that loads it."""
+    return tuple(dict.fromkeys(
+        name for info in AGENTS.values() if info.env_files
+        and (info.user_dir(env, home).exists() or (project / info.folder).exists())
+        for name in info.env_files))
 
 
 def user_settings(env: Mapping[str, str], home: Path) -> tuple[Path, ...]:

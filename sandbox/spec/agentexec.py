@@ -28,6 +28,7 @@ import os
 import re
 import shlex
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 
 from swifty_sandbox.policy.agents import env_files, user_settings
 from swifty_sandbox.policy.protected import AGENT_SETTINGS
@@ -56,8 +57,6 @@ _JSON_STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 
 
 def settings_files(project: str, home: str) -> list[str]:
-    from pathlib import Path
-
     return [os.path.join(project, p[2:]) for p in AGENT_SETTINGS] + \
         [str(p) for p in user_settings(os.environ, Path(home))] + \
         [os.path.join(home, p[2:]) for p in USER_STATE]
@@ -67,7 +66,9 @@ def programs(project: str, home: str, path_var: str | None) -> list[str]:
     """Every file the agents' settings in `project` and `home` would execute or hand
     to an interpreter, as absolute paths (existing or not)."""
     # The environment an agent loads from the project: code for every process it starts.
-    out: dict[str, None] = dict.fromkeys(os.path.join(project, name) for name in env_files())
+    out: dict[str, None] = dict.fromkeys(
+        os.path.join(project, name)
+        for name in env_files(os.environ, Path(home), Path(project)))
     for settings in settings_files(project, home):
         try:
             data = read_regular(settings, _LIMIT)

@@ -106,6 +106,7 @@ def _git_trust(p: Path, h: Path) -> None:
     (p / "vendored" / ".git").write_text("gitdir: ../.git/modules/vendored\n")
     subprocess.run(["git", "init", "-q", "--bare", str(p / "remote.git")], check=True)
     (p / "secrets.env").write_text(SECRET + "\n")
+    (p / ".gemini").mkdir()  # a Gemini CLI project: its .env files are what it runs
 
 
 INVARIANTS: tuple[Row, ...] = (

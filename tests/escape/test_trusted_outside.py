@@ -192,6 +192,7 @@ def test_an_env_file_gemini_loads_cannot_run_code_on_the_host(
     at the agent's next shell call (shown with the real Gemini CLI 0.61)."""
     import subprocess
 
+    (home / ".gemini").mkdir(exist_ok=True)  # a Gemini CLI user (agents.env_files)
     marker = outside_temp / "pwned"
     target = project / name
     script = project / "evil.sh"
@@ -214,6 +215,20 @@ def test_an_env_file_gemini_loads_cannot_run_code_on_the_host(
         return marker.exists()
 
     attack(f"mkdir -p {target.parent} && echo BASH_ENV={script} >> {target}", worked, reset)
+
+
+def test_a_root_env_file_stays_writable_where_no_agent_loads_it(
+        confined: Runner, project: Path, home: Path) -> None:
+    """Everyday work (`cp .env.example .env`) where neither the user nor the project has
+    Gemini CLI; with its config dir, the same write is refused (the attack above)."""
+    (project / ".env.example").write_text("APP_PORT=8080\n")
+    result = confined("cp .env.example .env && cat .env")
+    assert result.exit_code == 0 and (project / ".env").read_text() == "APP_PORT=8080\n", \
+        result
+    (project / ".env").unlink()
+    (home / ".gemini").mkdir()
+    refused = confined("cp .env.example .env")
+    assert refused.exit_code != 0 or not (project / ".env").exists(), refused
 
 
 # -- Claude Code's nested skills: hooks in a `.claude/` below the project ----------------
