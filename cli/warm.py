@@ -69,7 +69,7 @@ _FORWARDED = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
 _MAX_REPORT = 1 << 20  # bytes of one worker's report (rule files are ≤ 256 KiB each)
 # The tree watcher (sandbox/spec/treewatch.py), asked by each worker at call time over a
 # socket pair made before its fork; it holds the walk states the workers hand back.
-_HUB = treewatch.Hub()
+_HUB = treewatch.Hub(walkcache.adopt)
 
 
 # Not imported ahead: what `run`, `check`, `hook` and `compile` never import (the MCP

@@ -250,14 +250,15 @@ def project_settings() -> tuple[str, ...]:
 
 
 def env_files(env: Mapping[str, str], home: Path, project: Path) -> tuple[str, ...]:
-    """The environment files in a project, relative to its root, of every agent this
-    user or project has (its config dir, or its folder in the project, exists). Only
-    those: a root `.env` kept read-only for everyone would break everyday work
-    (`cp .env.example .env`) for the many who never run an agent that loads it."""
+    """The environment files in a project, relative to its root: those in an agent's
+    own folder always; the others (a root `.env`) only for an agent this user or
+    project has (its config dir, or its folder in the project, exists), since a root
+    `.env` kept read-only for everyone would break everyday work (`cp .env.example
+    .env`) for the many who never run an agent that loads it."""
     return tuple(dict.fromkeys(
-        name for info in AGENTS.values() if info.env_files
-        and (info.user_dir(env, home).exists() or (project / info.folder).exists())
-        for name in info.env_files))
+        name for info in AGENTS.values() for name in info.env_files
+        if name.startswith(info.folder + "/") or info.user_dir(env, home).exists()
+        or (project / info.folder).exists()))
 
 
 def user_settings(env: Mapping[str, str], home: Path) -> tuple[Path, ...]:

@@ -14,7 +14,7 @@ event was lost. Everything else is in the answer, or the answer is "cannot say":
 - a directory that could not be watched (the user's watches used up, `MAX_WATCHES` of
   ours reached: a repository of 200k directories must not take every watch) or that
   lies on a file system whose changes this kernel may not see (NFS, FUSE: not in
-  `walkcache.TRUSTED_FS`): named as `unwatched`, a subtree the walk checks the
+  `TRUSTED_FS`): named as `unwatched`, a subtree the walk checks the
   stat-based way; more than `MAX_UNWATCHED` of them: the whole root is not watched;
 - a new directory (made, or moved in from anywhere): watched, then named dirty with
   everything below it (files made before its watch landed are found by listing it);
@@ -38,7 +38,7 @@ import stat
 import struct
 import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +57,31 @@ MAX_UNWATCHED = 512  # unwatched subtrees a root may have before it is not watch
 MAX_DIRTY = 200_000  # remembered changed directories; beyond, older questions "cannot say"
 MAX_MESSAGE = 64 << 20
 _HEADER = struct.Struct("iIII")
+
+
+# File systems whose timestamps this kernel sets (the walk cache trusts a directory's
+# times there; the watcher's events are this kernel's too).
+TRUSTED_FS = frozenset(("ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "f2fs", "zfs",
+                        "overlay", "jfs", "reiserfs", "bcachefs"))
+
+
+def trusted_devices() -> frozenset[int]:
+    """The devices of this machine's mounts whose file system keeps its own times."""
+    devices = set()
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                fields = line.split()
+                try:
+                    fstype = fields[fields.index("-") + 1]
+                    major, minor = fields[2].split(":")
+                except (ValueError, IndexError):
+                    continue
+                if fstype in TRUSTED_FS:
+                    devices.add(os.makedev(int(major), int(minor)))
+    except OSError:
+        return frozenset()
+    return frozenset(devices)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,8 +122,6 @@ class Watcher:
         self.dirty: dict[str, int] = {}
         self.floor = floor
         self._mounts = _mount_table()
-        from .walkcache import trusted_devices  # it asks us: imported late
-
         self._devices = trusted_devices()
 
     def fileno(self) -> int:
@@ -388,7 +411,9 @@ class Hub:
     pair each, made before the fork), and the states they hand back, kept in this
     process's memory for the workers forked after."""
 
-    def __init__(self) -> None:
+    def __init__(self, adopt: Callable[[str, bytes], None]) -> None:
+        # The walk cache's `adopt` (passed in: it asks us, we may not import it).
+        self.adopt = adopt
         self.watcher: Watcher | None = None
         self.peers: dict[int, socket.socket] = {}
 
@@ -442,11 +467,9 @@ class Hub:
                          tuple(answer.unwatched))
             with contextlib.suppress(OSError):
                 _send(peer, reply)
-        elif message[0] == "state" and len(message) == 3:
-            from .walkcache import adopt  # it asks us: imported late
-
-            if isinstance(message[1], str) and isinstance(message[2], bytes):
-                adopt(message[1], message[2])
+        elif (message[0] == "state" and len(message) == 3 and isinstance(message[1], str)
+              and isinstance(message[2], bytes)):
+            self.adopt(message[1], message[2])
 
 
 def _send(sock: socket.socket, message: Any) -> None:
@@ -480,5 +503,5 @@ def _exact(sock: socket.socket, size: int) -> bytes:
     return bytes(data)
 
 
-__all__ = ["MAX_UNWATCHED", "MAX_WATCHES", "Answer", "Hub", "Watcher", "ask", "hand_back",
-           "watch_here"]
+__all__ = ["MAX_UNWATCHED", "MAX_WATCHES", "TRUSTED_FS", "Answer", "Hub", "Watcher", "ask",
+           "hand_back", "trusted_devices", "watch_here"]

@@ -45,7 +45,7 @@ from typing import Any
 from swifty_sandbox.policy import cachefile
 
 from . import treewatch
-from .treewatch import Answer
+from .treewatch import Answer, trusted_devices
 
 WALK_HOME = ".cache/swifty-sandbox/walk"
 FORMAT = 1
@@ -54,8 +54,6 @@ MAX_FILES = 32  # cache files kept (one per project and policy); the oldest go f
 PARALLEL_FROM = 2048  # records from which the check runs on two threads
 HAND_BACK_FROM = 512  # changed directories since a state from which a newer one is sent
 RACY_NS = 2_000_000_000  # FAT's 2 s; ext4 and tmpfs tick in milliseconds at most
-TRUSTED_FS = frozenset(("ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "f2fs", "zfs",
-                        "overlay", "jfs", "reiserfs", "bcachefs"))
 
 # A record: (dev, ino, mtime_ns, ctime_ns, active groups, markers, matches, children)
 # - matches: ((name, groups matched), ...) in listing order
@@ -65,25 +63,6 @@ Record = tuple[int, int, int, int, tuple[str, ...], tuple[str, ...],
                tuple[tuple[str, tuple[str, ...]], ...],
                tuple[tuple[str, bool, tuple[str, ...], str], ...]]
 FileId = cachefile.FileId
-
-
-def trusted_devices() -> frozenset[int]:
-    """The devices of this machine's mounts whose file system keeps its own times."""
-    devices = set()
-    try:
-        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                fields = line.split()
-                try:
-                    fstype = fields[fields.index("-") + 1]
-                    major, minor = fields[2].split(":")
-                except (ValueError, IndexError):
-                    continue
-                if fstype in TRUSTED_FS:
-                    devices.add(os.makedev(int(major), int(minor)))
-    except OSError:
-        return frozenset()
-    return frozenset(devices)
 
 
 class Cache:

@@ -46,8 +46,9 @@ def test_default_spec(project: Path, home: Path) -> None:
                                    ".claude/commands", ".codex/config.toml", ".codex/hooks.json",
                                    ".gemini/settings.json", ".cursor/hooks.json",
                                    ".cursor/mcp.json",
-                                   # Gemini CLI's environment files (agentexec.py)
-                                   ".gemini/.env", ".env"))}
+                                   # Gemini CLI's own environment file (agentexec.py;
+                                   # the root .env only where Gemini CLI is used)
+                                   ".gemini/.env"))}
     caches = home / ".cache" / "swifty-sandbox"  # their MAC secrets (policy/cachefile.py)
     assert set(under(spec.unreadable_dirs, home)) == {
         str(home / ".ssh"), str(temp), str(caches / "walk"), str(caches / "bpf"),
