@@ -266,6 +266,10 @@ class Launch:
                 os.close(fd)
             self._owned, self._handed = [], []
             closers, self._closers = self._closers, []
+            # The spawner is an observer's, whose callbacks hold this launch: without
+            # it the launch and its spec (the descriptors `Held` on the snapshot's
+            # files) are freed when the caller lets go, not at a later GC pass.
+            self.spawn = None
             self.closing_notes = "".join(closer() for closer in closers) + "".join(notes)
 
     def __enter__(self) -> Launch:
