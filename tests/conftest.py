@@ -82,6 +82,19 @@ def _english(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(var, raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _signal_handlers() -> Iterator[None]:
+    """Each test starts and leaves with the ending signals' handlers it found: a command
+    run in-process installs the CLI's (which, once fired, ignores the others), and a
+    later test in the same worker would meet them."""
+    ending = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    saved = {signum: signal.getsignal(signum) for signum in ending}
+    yield
+    for signum, handler in saved.items():
+        if handler is not None:
+            signal.signal(signum, handler)
+
+
 @pytest.fixture
 def outside_temp() -> Iterator[Path]:
     """A fresh directory that is not under any system temp dir."""
