@@ -48,7 +48,7 @@ class LinuxBackend:
     targets = ("bwrap", "seccomp-bpf", "seccomp-pfc")
 
     def compile(self, spec: SandboxSpec, command: Sequence[str], host: Host) -> Launch:
-        """bwrap's argv: the caps' cgroup hand-shake and prlimit inside, the
+        """bwrap's argv: the caps' cgroup join before it and prlimit inside, the
         seccomp filter in a memfd, the read-write binds from directory descriptors,
         bwrap's status pipe, the forwarder for a proxied run."""
         bwrap = find_bwrap(spec.bwrap)
@@ -61,11 +61,12 @@ class LinuxBackend:
                        for dest, path in _bind_sources(spec).items()}
             file_fds = placeholders.bind_fds(launch, spec)
             caps = launch_caps(launch, spec.limits)
+            # Described (`render`): the join as a shell line; run: the hand-shake.
+            info_fd = block_fd = join = None
+            if caps.procs and not host.dry:
+                info_fd, block_fd, join = _join_pipes(launch)
             seccomp_fd = launch.data("swifty-seccomp", partial(seccomp_bpf, spec.seccomp))
             status_fd = launch.status_pipe()
-            info_fd = block_fd = join = None
-            if caps.procs:  # root's cgroup, joined by us while bwrap sets up (`_joined`)
-                info_fd, block_fd, join = _join_pipes(launch)
             # A program the exec would not find is looked up again inside, by a shell
             # that says so as shells do: prlimit, bwrap or the forwarder would each
             # report it their own way, straight to a terminal we do not capture. (Not
@@ -77,7 +78,7 @@ class LinuxBackend:
                 spec, command = controlled(spec, command)
             if host.network is not None:
                 spec, command = proxied(launch, host, spec, command)
-            launch.argv = [*bwrap_argv(
+            launch.argv = [*(caps.outer if join is None else ()), *bwrap_argv(
                 spec, [*caps.prefix, *command], bwrap=bwrap_path, seccomp_fd=seccomp_fd,
                 status_fd=status_fd, info_fd=info_fd, block_fd=block_fd, dir_fds=dir_fds,
                 file_fds=file_fds)]
@@ -88,7 +89,7 @@ class LinuxBackend:
         # bwrap's own calls while it builds the sandbox are not the command's
         observe.attach(launch, ignore=(bwrap_path,), proxied=host.network is not None,
                        profile=(seccomp_fd, syscall_rules(spec.seccomp)))
-        if join is not None and not launch.dry:
+        if join is not None:
             launch.spawn = partial(_joined, caps, *join, launch.spawn)
         launch.judge_with(partial(_judged, bwrap_path, list(command), caps, spec.cwd,
                                   spec.limits))
@@ -224,8 +225,8 @@ def _joined(caps: Caps, info: int, block: int, spawn: Spawner | None,
         caps.join(int(found[1]))
         os.write(block, b"1")
     except BaseException as e:
-        with proc:  # its pipes closed, it reaped
-            proc.kill()  # its child dies with it (--die-with-parent)
+        proc.kill()  # its child dies with it (--die-with-parent)
+        proc.wait()
         if isinstance(e, OSError):
             raise SetupError(t("setup.cgroup_join", error=e)) from e
         raise

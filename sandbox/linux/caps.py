@@ -61,8 +61,7 @@ _JOIN = ('for f; do [ "$f" = -- ] && break; echo $$ > "$f" || exit 125; shift; d
 class Caps:
     cgroup: cgroups.Cgroup | None = None
     procs: list[str] = field(default_factory=list)  # the cgroup.procs files to join
-    # joins them, then execs the launcher (the Landlock one's: bwrap's is `join`ed)
-    outer: list[str] = field(default_factory=list)
+    outer: list[str] = field(default_factory=list)  # joins them, then execs the launcher
     prefix: list[str] = field(default_factory=list)  # run inside, before the command
     rlimits: list[tuple[int, int]] = field(default_factory=list)  # between fork, exec
 

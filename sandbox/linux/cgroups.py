@@ -10,9 +10,8 @@ the caller falls back to rlimits.
 - cgroup v2: a child of this process's cgroup when that one may have children with
   the controllers (the root cgroup), else a sibling in the parent (v2 forbids
   controllers below a cgroup that holds processes), which must then be writable by us.
-The command joins it before it forks or execs (bwrap's child, waiting on `--block-fd`;
-the Landlock launcher's shell line: caps.py), so nothing it starts escapes the count.
-`close` removes the cgroup once the tree is gone.
+The command's first process joins it before it execs bwrap (caps.py), so nothing it
+starts escapes the count. `close` removes the cgroup once the tree is gone.
 """
 
 from __future__ import annotations

@@ -46,8 +46,7 @@ GOLDEN = Path(__file__).parent / "golden"
 CASES = [(p, m, ()) for p in ("default", "strict", "permissive")
          for m in ("default", "acceptEdits", "plan", "bypassPermissions")] + [
     ("default", "default", ("example.com",)), ("strict", "default", ("pypi.org", "@pypi"))]
-FD_OPTIONS = ("--bind-fd", "--ro-bind-fd", "--seccomp", "--json-status-fd", "--info-fd",
-              "--block-fd")
+FD_OPTIONS = ("--bind-fd", "--ro-bind-fd", "--seccomp", "--json-status-fd")
 
 
 def golden_layout(project: Path, home: Path, profile: str) -> None:
@@ -203,7 +202,7 @@ def test_render_is_the_argv_that_runs(project: Path, home: Path, profile: str,
                                       allow: tuple[str, ...],
                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """`compile --target bwrap` prints what `run` executes, up to descriptor numbers
-    (root's cgroup hand-shake included: `--info-fd`, `--block-fd`)."""
+    (the cgroup join a root run execs first is the one part not seen in /proc)."""
     bwrap = find_bwrap()
     if bwrap is None:
         pytest.skip("bwrap not found")
@@ -373,9 +372,8 @@ def test_the_lifecycle_is_one_for_every_backend(project: Path, home: Path) -> No
 
 
 def test_caps_wrap_the_same_argv(project: Path, home: Path) -> None:
-    """The caps only wrap the launch: root's cgroup hand-shake (bwrap's `--info-fd`,
-    `--block-fd`, the last descriptors), prlimit inside before the command; described,
-    no cgroup is made."""
+    """The caps only wrap the launch: their cgroup join before bwrap, prlimit inside
+    before the command; described, no cgroup is made."""
     from swifty_sandbox.sandbox.linux import cgroups
     from swifty_sandbox.sandbox.linux.caps import prepare as caps_for
 
@@ -386,13 +384,10 @@ def test_caps_wrap_the_same_argv(project: Path, home: Path) -> None:
     with LinuxBackend().compile(spec, ["make"], Host(dry=True)) as plain, \
             LinuxBackend().compile(capped, ["make"], Host(dry=True)) as wrapped:
         bare, argv = plain.argv, wrapped.argv
-    assert caps.procs or caps.prefix or caps.rlimits  # some way to cap, as root or not
+    assert caps.outer or caps.prefix or caps.rlimits  # some way to cap, as root or not
+    assert argv[:len(caps.outer)] == caps.outer
     dash = bare.index("--")
-    join: list[str] = []
-    if caps.procs:
-        join = argv[dash:dash + 4]
-        assert join[::2] == ["--info-fd", "--block-fd"] and all(n.isdigit() for n in join[1::2])
-    assert argv == [*bare[:dash], *join, "--", *caps.prefix, *bare[dash + 1:]]
+    assert argv[len(caps.outer):] == [*bare[:dash + 1], *caps.prefix, *bare[dash + 1:]]
     for directory in cgroups.plan(64, 1 << 30)[0]:
         assert os.path.basename(directory) == cgroups.PLACEHOLDER
         assert not os.path.exists(directory)
