@@ -151,10 +151,6 @@ class Launch:
         (self._handed if handed else self._owned).append(fd)
         return fd
 
-    def own(self, make: Callable[[], int]) -> int:
-        """A descriptor of this process only (not passed), closed when the launch ends."""
-        return self._fd(make)
-
     def inherit(self, make: Callable[[], int]) -> int:
         """A descriptor the command inherits, closed here when the launch ends."""
         fd = self._fd(make)

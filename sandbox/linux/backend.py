@@ -6,13 +6,9 @@ mounts from descriptors, the seccomp filter in a memfd, bwrap's status pipe, the
 from __future__ import annotations
 
 import dataclasses
-import errno
 import os
 import re
-import select
-import subprocess
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -40,7 +36,7 @@ from .seccomp import SeccompUnavailable, export
 if TYPE_CHECKING:
     from swifty_sandbox.policy.profile import SeccompProfile
 
-    from ..run.executor import Completed, Spawner
+    from ..run.executor import Completed
 
 
 class LinuxBackend:
@@ -61,10 +57,6 @@ class LinuxBackend:
                        for dest, path in _bind_sources(spec).items()}
             file_fds = placeholders.bind_fds(launch, spec)
             caps = launch_caps(launch, spec.limits)
-            # Described (`render`): the join as a shell line; run: the hand-shake.
-            info_fd = block_fd = join = None
-            if caps.procs and not host.dry:
-                info_fd, block_fd, join = _join_pipes(launch)
             seccomp_fd = launch.data("swifty-seccomp", partial(seccomp_bpf, spec.seccomp))
             status_fd = launch.status_pipe()
             # A program the exec would not find is looked up again inside, by a shell
@@ -78,10 +70,9 @@ class LinuxBackend:
                 spec, command = controlled(spec, command)
             if host.network is not None:
                 spec, command = proxied(launch, host, spec, command)
-            launch.argv = [*(caps.outer if join is None else ()), *bwrap_argv(
+            launch.argv = [*caps.outer, *bwrap_argv(
                 spec, [*caps.prefix, *command], bwrap=bwrap_path, seccomp_fd=seccomp_fd,
-                status_fd=status_fd, info_fd=info_fd, block_fd=block_fd, dir_fds=dir_fds,
-                file_fds=file_fds)]
+                status_fd=status_fd, dir_fds=dir_fds, file_fds=file_fds)]
         except BaseException:
             launch.close()
             raise
@@ -89,8 +80,6 @@ class LinuxBackend:
         # bwrap's own calls while it builds the sandbox are not the command's
         observe.attach(launch, ignore=(bwrap_path,), proxied=host.network is not None,
                        profile=(seccomp_fd, syscall_rules(spec.seccomp)))
-        if join is not None:
-            launch.spawn = partial(_joined, caps, *join, launch.spawn)
         launch.judge_with(partial(_judged, bwrap_path, list(command), caps, spec.cwd,
                                   spec.limits))
         return launch
@@ -178,62 +167,6 @@ def seccomp_bpf(profile: SeccompProfile) -> bytes:
         return export(profile)
     except (SeccompUnavailable, OSError) as e:
         raise SetupError(t("setup.no_seccomp", error=e)) from e
-
-
-def _join_pipes(launch: Launch) -> tuple[int, int, tuple[int, int]]:
-    """bwrap's ends of the cgroup hand-shake's two pipes (`--info-fd`, `--block-fd`),
-    and ours (read the pid, write the go-ahead)."""
-    info: list[int] = []
-    block: list[int] = []
-
-    def pipe(ends: list[int], index: int) -> int:
-        ends.extend(os.pipe())
-        return ends[index]
-
-    info_ours = launch.own(partial(pipe, info, 0))
-    info_fd = launch.hand(lambda: info[1])
-    block_ours = launch.own(partial(pipe, block, 1))
-    block_fd = launch.hand(lambda: block[0])
-    return info_fd, block_fd, (info_ours, block_ours)
-
-
-_CHILD_PID = re.compile(rb'"child-pid": *(\d+)[^\d]')
-
-
-def _joined(caps: Caps, info: int, block: int, spawn: Spawner | None,
-            start: Callable[[], subprocess.Popen[bytes]]) -> subprocess.Popen[bytes]:
-    """Start bwrap, move its child into the cgroup, then let the child go on (it waits
-    on `--block-fd` before it forks or execs: nothing of the command runs outside the
-    cgroup, and the move's RCU wait overlaps bwrap's set-up instead of a shell's exec
-    before it). A join that fails kills bwrap (fail closed: `setup.cgroup_join`); a
-    bwrap that dies before it reports a child made none (`_judged` says why)."""
-    proc = start() if spawn is None else spawn(start)
-    try:
-        data = b""
-        deadline = time.monotonic() + _INFO_TIMEOUT
-        while (found := _CHILD_PID.search(data)) is None:
-            if not select.select([info], [], [], 0.05)[0]:
-                if proc.poll() is not None:
-                    return proc  # no child: nothing to join or to release
-                if time.monotonic() > deadline:
-                    raise OSError(errno.ETIMEDOUT, "bwrap reported no child")
-                continue
-            chunk = os.read(info, 4096)
-            if not chunk:
-                return proc  # bwrap closed it without a child (it failed)
-            data += chunk
-        caps.join(int(found[1]))
-        os.write(block, b"1")
-    except BaseException as e:
-        proc.kill()  # its child dies with it (--die-with-parent)
-        proc.wait()
-        if isinstance(e, OSError):
-            raise SetupError(t("setup.cgroup_join", error=e)) from e
-        raise
-    return proc
-
-
-_INFO_TIMEOUT = 30.0  # a bwrap that neither reports a child nor exits is stuck
 
 
 def launch_caps(launch: Launch, limits: Limits) -> Caps:

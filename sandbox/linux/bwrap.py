@@ -29,16 +29,13 @@ from ..spec.compiler import SandboxSpec
 
 def bwrap_argv(spec: SandboxSpec, command: Sequence[str], *, bwrap: str = "bwrap",
                seccomp_fd: int | None = None, status_fd: int | None = None,
-               info_fd: int | None = None, block_fd: int | None = None,
                dir_fds: Mapping[str, int] | None = None,
                file_fds: Mapping[str, int] | None = None) -> list[str]:
     """`dir_fds`: by mount destination, descriptors of the read-write mount sources,
     opened without following any symlink (`backend.open_dirs`; bwrap closes each after
     use, so one per mount); with them bwrap binds what was checked, even if a
     concurrent command swapped a directory for a link since. `file_fds`: by hidden
-    file, the O_PATH descriptor of the placeholder it is bound from (else /dev/null).
-    `info_fd`, `block_fd`: bwrap writes its child's pid to the first, and that child
-    waits for a byte on the second before it forks or execs (root's cgroup join)."""
+    file, the O_PATH descriptor of the placeholder it is bound from (else /dev/null)."""
     fds = dir_fds or {}
     placeholders = file_fds or {}  # hidden file → its placeholder (`placeholders.py`)
 
@@ -101,9 +98,5 @@ def bwrap_argv(spec: SandboxSpec, command: Sequence[str], *, bwrap: str = "bwrap
         argv += ["--seccomp", str(seccomp_fd)]
     if status_fd is not None:
         argv += ["--json-status-fd", str(status_fd)]
-    if info_fd is not None:
-        argv += ["--info-fd", str(info_fd)]
-    if block_fd is not None:
-        argv += ["--block-fd", str(block_fd)]
     argv += ["--", *command]
     return argv

@@ -16,12 +16,9 @@
   outgrows it gets ENOMEM — a MemoryError, a message — rather than the OOM killer's
   SIGKILL. Without a cgroup that is the only memory cap: per process, not per tree.
 No Python runs between fork and exec (a `preexec_fn` makes subprocess fork the whole
-executor instead of vfork: +10 ms per command). Under bwrap the cgroup is joined by
-this process (`join`): bwrap reports its child's pid (`--info-fd`) and that child
-waits (`--block-fd`) before it forks or execs anything, so the join's RCU wait overlaps
-bwrap's set-up and no shell is started (`backend.py`). The Landlock launcher joins it
-by a fixed `/bin/sh` line that then execs it (`outer`). The rlimits are set by
-`prlimit` inside; only without prlimit are they set between fork and exec.
+executor instead of vfork: +10 ms per command): the cgroup is joined by a fixed
+`/bin/sh` line that then execs bwrap, the rlimits are set by `prlimit` inside. Only
+without prlimit are they set between fork and exec.
 """
 
 from __future__ import annotations
@@ -60,8 +57,7 @@ _JOIN = ('for f; do [ "$f" = -- ] && break; echo $$ > "$f" || exit 125; shift; d
 @dataclass(slots=True)
 class Caps:
     cgroup: cgroups.Cgroup | None = None
-    procs: list[str] = field(default_factory=list)  # the cgroup.procs files to join
-    outer: list[str] = field(default_factory=list)  # joins them, then execs the launcher
+    outer: list[str] = field(default_factory=list)  # run before bwrap, outside
     prefix: list[str] = field(default_factory=list)  # run inside, before the command
     rlimits: list[tuple[int, int]] = field(default_factory=list)  # between fork, exec
 
@@ -77,13 +73,6 @@ class Caps:
                 resource.setrlimit(which, (value, value))
 
         return apply
-
-    def join(self, pid: int) -> None:
-        """Move process `pid` (one that has not forked yet) into the cgroup; raises
-        OSError where the kernel refuses."""
-        for procs in self.procs:
-            with open(procs, "w") as f:
-                f.write(str(pid))
 
     def processes_capped(self) -> bool | None:
         """Whether a fork failed at the cap on processes; None when only an rlimit
@@ -138,6 +127,6 @@ def prepare(limits: Limits, *, dry: bool = False) -> Caps:
     else:  # set before bwrap: RLIMIT_NPROC then counts all of the user's processes
         caps.rlimits = [(which, n) for which, _, n in rlimits]
     if dirs:
-        caps.procs = [os.path.join(d, "cgroup.procs") for d in dirs]
-        caps.outer = ["/bin/sh", "-c", _JOIN, "swifty-cgroup", *caps.procs, "--"]
+        procs = [os.path.join(d, "cgroup.procs") for d in dirs]
+        caps.outer = ["/bin/sh", "-c", _JOIN, "swifty-cgroup", *procs, "--"]
     return caps

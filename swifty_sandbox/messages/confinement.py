@@ -120,11 +120,6 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "拒绝运行：不可读文件 {path} 有 {count} 个硬链接，其他名称仍可读取。"
         "请删除多余的链接（`find / -samefile {path}`）。命令未运行。",
     ),
-    "setup.cgroup_join": (
-        "cannot cap the command: it could not join its cgroup ({error}). The command "
-        "did not run.",
-        "无法限制命令：它无法加入自己的 cgroup（{error}）。命令未运行。",
-    ),
     "setup.cap_unenforceable": (
         "cannot cap the number of processes at {processes} here: {why}. Run with "
         "`--max-processes unlimited` to go without the cap, or where a cgroup can be "
