@@ -487,31 +487,43 @@ def _find_all(stack: list[str], names: frozenset[str], skip: frozenset[str],
         if record is not None:
             _replay(directory, record, skip, links_into, out, stack)
             continue
-        try:
-            entries = os.scandir(directory)
-        except OSError as e:
-            if e.errno not in _MISSING:
-                out.unsearchable.append(directory)
-            continue
-        with entries:
-            for entry in entries:
-                if entry.name in names:
-                    out.named.append(entry.path)
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        # git never looks for a repository inside a `.git` directory,
-                        # but for submodules' git dirs in its `modules/`, whose hooks
-                        # `git submodule update` runs.
-                        if entry.path not in skip:
-                            stack.append(entry.path if entry.name != ".git"
-                                         else os.path.join(entry.path, "modules"))
-                    elif links_into is not None and entry.is_symlink() and \
-                            "swifty-sandbox" in os.readlink(entry.path) and is_within(
-                                os.path.realpath(entry.path), links_into):
-                        out.links.append(entry.path)
-                except OSError:
-                    continue
+        for entry in _listing(directory, names, out):
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    # git never looks for a repository inside a `.git` directory,
+                    # but for submodules' git dirs in its `modules/`, whose hooks
+                    # `git submodule update` runs.
+                    if entry.path not in skip:
+                        stack.append(entry.path if entry.name != ".git"
+                                     else os.path.join(entry.path, "modules"))
+                elif links_into is not None and entry.is_symlink() and _ours(
+                        entry.path, os.readlink(entry.path), links_into):
+                    out.links.append(entry.path)
+            except OSError:
+                continue
     return out
+
+
+def _listing(directory: str, names: frozenset[str], out: Found) -> list[os.DirEntry[str]]:
+    """`directory`'s entries, each named one in `out.named`; none where it cannot be
+    listed (in `out.unsearchable` unless it is gone)."""
+    try:
+        with os.scandir(directory) as entries:
+            listed = list(entries)
+    except OSError as e:
+        if e.errno not in _MISSING:
+            out.unsearchable.append(directory)
+        return []
+    out.named.extend(entry.path for entry in listed if entry.name in names)
+    return listed
+
+
+def _ours(path: str, text: str, links_into: str) -> bool:
+    """A link whose text names `swifty-sandbox` and that leads into `links_into`."""
+    try:
+        return "swifty-sandbox" in text and is_within(os.path.realpath(path), links_into)
+    except OSError:
+        return False
 
 
 def _replay(directory: str, record: Record, skip: frozenset[str], links_into: str | None,
@@ -524,10 +536,8 @@ def _replay(directory: str, record: Record, skip: frozenset[str], links_into: st
         if not is_link:
             if path not in skip:
                 stack.append(path if name != ".git" else path + "/modules")
-        elif links_into is not None and "swifty-sandbox" in text:
-            with contextlib.suppress(OSError):
-                if is_within(os.path.realpath(path), links_into):
-                    out.links.append(path)
+        elif links_into is not None and _ours(path, text, links_into):
+            out.links.append(path)
 
 
 def _visited(path: str, roots: tuple[str, ...], skip: frozenset[str]) -> bool:
@@ -565,28 +575,16 @@ def _find_changed(roots: tuple[str, ...], names: frozenset[str], skip: frozenset
             out.links += found.links
             out.unsearchable += found.unsearchable
     for directory in sorted(d for d in answer.dirty if _visited(d, roots, skip)):
-        try:
-            entries = os.scandir(directory)
-        except OSError as e:
-            if e.errno not in _MISSING:
-                out.unsearchable.append(directory)
-            continue
-        with entries:
-            for entry in entries:
-                if entry.name in names:
-                    out.named.append(entry.path)
-                with contextlib.suppress(OSError):
-                    if links_into is not None and entry.is_symlink() and \
-                            "swifty-sandbox" in os.readlink(entry.path) and is_within(
-                                os.path.realpath(entry.path), links_into):
-                        out.links.append(entry.path)
+        for entry in _listing(directory, names, out):
+            with contextlib.suppress(OSError):
+                if links_into is not None and entry.is_symlink() and _ours(
+                        entry.path, os.readlink(entry.path), links_into):
+                    out.links.append(entry.path)
     if links_into is not None:
         for tree in cache.trees.values():
             for path, (_below, text) in tree.links.items():
-                if "swifty-sandbox" in text and path not in out.links and _visited(
+                if path not in out.links and _ours(path, text, links_into) and _visited(
                         os.path.dirname(path), roots, skip):
-                    with contextlib.suppress(OSError):
-                        if is_within(os.path.realpath(path), links_into):
-                            out.links.append(path)
+                    out.links.append(path)
     out.links = list(dict.fromkeys(out.links))
     return out
