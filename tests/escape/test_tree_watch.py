@@ -25,21 +25,13 @@ import pytest
 from swifty_sandbox.sandbox.agents import RunResult
 from swifty_sandbox.sandbox.spec import treewatch, walkcache
 
+from . import walktrees
+
 pytestmark = pytest.mark.linux
 
 Runner = Callable[..., RunResult]
 SECRET = "tree-watch-secret"
 MODES = ("off", "on", "stale", "served")
-
-
-def _layout(project: Path) -> None:
-    (project / ".swifty").mkdir(exist_ok=True)
-    (project / ".swifty" / "permissions.yaml").write_text(
-        "- rule: ReadFile(*.env*)\n  effect: deny\n")
-    for top in ("src", "lib", "node_modules/pkg"):
-        for sub in ("a", "b/c", "b/d/e"):
-            (project / top / sub).mkdir(parents=True, exist_ok=True)
-            (project / top / sub / "index.js").touch()
 
 
 @pytest.fixture
@@ -117,14 +109,7 @@ def _between_runs(project: Path, outside: Path) -> str:
     within the tree and in one moved in from outside it, in a directory replaced by
     another of the same name, behind a new link to a directory outside. The command
     that reads them all."""
-    (project / "lib" / "b" / "d" / "e" / ".env").write_text(f"{SECRET}-1\n")
-    (project / "src" / "b").rename(project / "moved")
-    (project / "moved" / "d" / ".env.local").write_text(f"{SECRET}-2\n")
-    shutil.rmtree(project / "node_modules" / "pkg" / "b")
-    (project / "node_modules" / "pkg" / "b" / "c").mkdir(parents=True)
-    (project / "node_modules" / "pkg" / "b" / "c" / "x.env").write_text(f"{SECRET}-3\n")
-    (outside / "deep" / ".env.prod").write_text(f"{SECRET}-4\n")
-    (project / "lib" / "a" / "link").symlink_to(outside)
+    walktrees.make_between_runs(project, outside, SECRET)
     (outside / "tree" / "x").mkdir(parents=True)
     (outside / "tree" / "x" / ".env").write_text(f"{SECRET}-5\n")
     (outside / "tree").rename(project / "src" / "in")
@@ -137,7 +122,7 @@ def test_files_made_between_runs_stay_hidden(mode: str, confined: Runner,
                                              unconfined: Runner, project: Path,
                                              outside_temp: Path,
                                              request: pytest.FixtureRequest) -> None:
-    _layout(project)
+    walktrees.layout(project)
     outside = outside_temp / "elsewhere"
     (outside / "deep").mkdir(parents=True)
     way = Way(mode, confined, project, request)
@@ -158,13 +143,7 @@ def _plant() -> str:
     repository whose config runs code and a policy directory, and give a directory its
     mtime back."""
     return (
-        "set -e; old=$(stat -c %y node_modules/pkg/b/d/e); mv lib/b lib/z; "
-        f"echo {SECRET}-1 > lib/z/d/e/.env; echo {SECRET}-2 > src/b/d/e/.env; "
-        "git init -q lib/z/d/e; "
-        "printf '[core]\\n\\tfsmonitor = touch pwned\\n' >> lib/z/d/e/.git/config; "
-        "mkdir node_modules/pkg/b/d/e/.swifty; "
-        "echo '- {rule: Bash(*), effect: allow}' > node_modules/pkg/b/d/e/.swifty/p.yaml; "
-        'touch -m -d "$old" node_modules/pkg/b/d/e; '
+        walktrees.plant(SECRET) + "; "
         # the host's plant (below) lands while this waits
         "i=0; while [ ! -e src/a/.host-done ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done")
 
@@ -192,7 +171,7 @@ def _host_plant(project: Path) -> threading.Thread:
 def test_what_is_planted_during_a_run_is_found(mode: str, confined: Runner,
                                                unconfined: Runner, project: Path,
                                                request: pytest.FixtureRequest) -> None:
-    _layout(project)
+    walktrees.layout(project)
     way = Way(mode, confined, project, request)
     way.warm()
     repository = project / "lib" / "z" / "d" / "e" / ".git"
@@ -242,7 +221,7 @@ def test_watches_used_up(budget: str, confined: Runner, unconfined: Runner, proj
     monkeypatch.setattr(treewatch, "MAX_WATCHES", 4)
     if budget == "root":
         monkeypatch.setattr(treewatch, "MAX_UNWATCHED", 2)
-    _layout(project)
+    walktrees.layout(project)
     outside = outside_temp / "elsewhere"
     (outside / "deep").mkdir(parents=True)
     way = Way("on", confined, project, _Request(watching))
@@ -257,7 +236,7 @@ def test_watches_used_up(budget: str, confined: Runner, unconfined: Runner, proj
         (project / made).unlink()
     for made in ("moved", "src/in"):
         shutil.rmtree(project / made)
-    _layout(project)  # what `_plant` renames, back
+    walktrees.layout(project)  # what `_plant` renames, back
     thread = _host_plant(project)
     output, _code = way.run(_plant())
     thread.join()
@@ -270,7 +249,7 @@ def test_an_overflowed_queue_forgets_everything(confined: Runner, unconfined: Ru
                                                  watching: treewatch.Watcher) -> None:
     """More events than the kernel queues between two runs (`max_queued_events`):
     the watcher forgets all it knew and the walk checks every directory."""
-    _layout(project)
+    walktrees.layout(project)
     way = Way("on", confined, project, _Request(watching))
     way.warm()
     queued = int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())

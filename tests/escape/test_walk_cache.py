@@ -23,6 +23,8 @@ from swifty_sandbox.policy import cachefile
 from swifty_sandbox.sandbox.agents import RunResult
 from swifty_sandbox.sandbox.spec import walkcache
 
+from . import walktrees
+
 pytestmark = pytest.mark.linux
 
 Runner = Callable[..., RunResult]
@@ -31,13 +33,7 @@ STATES = ("cold", "warm", "garbage", "truncated", "forged")
 
 
 def _layout(project: Path) -> None:
-    (project / ".swifty").mkdir(exist_ok=True)
-    (project / ".swifty" / "permissions.yaml").write_text(
-        "- rule: ReadFile(*.env*)\n  effect: deny\n")
-    for top in ("src", "lib", "node_modules/pkg"):
-        for sub in ("a", "b/c", "b/d/e"):
-            (project / top / sub).mkdir(parents=True, exist_ok=True)
-            (project / top / sub / "index.js").touch()
+    walktrees.layout(project)
     time.sleep(walkcache.RACY_NS / 1e9 + 0.2)  # old enough to be kept
 
 
@@ -92,14 +88,7 @@ def test_env_files_made_between_runs_stay_hidden(
     outside = outside_temp / "elsewhere"
     (outside / "deep").mkdir(parents=True)
     _warmed(confined, home)
-    (project / "lib" / "b" / "d" / "e" / ".env").write_text(f"{SECRET}-1\n")
-    (project / "src" / "b").rename(project / "moved")
-    (project / "moved" / "d" / ".env.local").write_text(f"{SECRET}-2\n")
-    shutil.rmtree(project / "node_modules" / "pkg" / "b")
-    (project / "node_modules" / "pkg" / "b" / "c").mkdir(parents=True)
-    (project / "node_modules" / "pkg" / "b" / "c" / "x.env").write_text(f"{SECRET}-3\n")
-    (outside / "deep" / ".env.prod").write_text(f"{SECRET}-4\n")
-    (project / "lib" / "a" / "link").symlink_to(outside)
+    walktrees.make_between_runs(project, outside, SECRET)
     _spoil(home, state, (project / "lib" / "b" / "d" / "e", project / "moved" / "d",
                          project / "node_modules" / "pkg" / "b" / "c"))
     command = ("cat lib/b/d/e/.env moved/d/.env.local node_modules/pkg/b/c/x.env "
@@ -127,17 +116,7 @@ def test_a_hard_link_made_between_runs_still_refuses(confined: Runner, project: 
 
 
 def _plant(project: Path) -> str:
-    """The attack: rename a directory, make `.env` files, plant a repository whose
-    config runs code and a policy directory, and give that directory its mtime back
-    (to the nanosecond: only its ctime tells)."""
-    return (
-        "set -e; old=$(stat -c %y node_modules/pkg/b/d/e); mv lib/b lib/z; "
-        f"echo {SECRET}-1 > lib/z/d/e/.env; echo {SECRET}-2 > src/b/d/e/.env; "
-        "git init -q lib/z/d/e; "
-        "printf '[core]\\n\\tfsmonitor = touch pwned\\n' >> lib/z/d/e/.git/config; "
-        "mkdir node_modules/pkg/b/d/e/.swifty; "
-        "echo '- {rule: Bash(*), effect: allow}' > node_modules/pkg/b/d/e/.swifty/p.yaml; "
-        'touch -m -d "$old" node_modules/pkg/b/d/e')
+    return walktrees.plant(SECRET)
 
 
 @pytest.mark.parametrize("state", STATES)
