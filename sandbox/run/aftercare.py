@@ -258,8 +258,9 @@ def suspects(spec: SandboxSpec) -> tuple[list[tuple[str, str]], Found]:
     before = set(spec.markers)
     created = t("run.reason_created")
     out: list[tuple[str, str]] = []
-    for path in (*spec.watch, *(p for p in found.named if p not in before and (
-            not p.endswith(NESTED_AGENT_DIR) or nested_agent_dir(p, spec.project)))):
+    for path in dict.fromkeys((*spec.watch, *spec.heads_pending, *(
+            p for p in found.named if p not in before and (
+                not p.endswith(NESTED_AGENT_DIR) or nested_agent_dir(p, spec.project))))):
         try:
             if path.endswith("/HEAD"):  # a bare repository: git finds it from inside
                 directory = os.path.dirname(path)

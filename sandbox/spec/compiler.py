@@ -147,6 +147,11 @@ class SandboxSpec:
     # names the trees to search.
     markers: tuple[str, ...] = ()
     markers_in: tuple[str, ...] = ()
+    # The `HEAD`s among `markers` whose directory was no repository before the command
+    # (no `objects`, `refs` or `commondir` yet): checked after it as a new one is, since
+    # a command completes a repository without making its `HEAD` (`mkdir refs`, a
+    # `commondir`'s target), and the watcher names no unchanged directory.
+    heads_pending: tuple[str, ...] = ()
     home: str = ""
     snapshot: Snapshot = field(default_factory=dict)
     # The project's toolchain cache directory (sandbox/spec/toolchains.py): bound read-write
@@ -336,6 +341,8 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         bwrap=settings.bwrap,
         backend=settings.backend,
         markers=tuple(marked),
+        heads_pending=tuple(m for m in marked if m.endswith("/HEAD")
+                            and not gitfiles.is_git_dir(os.path.dirname(m))),
         markers_in=(project,) if project in roots else (),
         home=home,
         snapshot=snapshot,

@@ -268,7 +268,7 @@ def trusted_by_git(path: str, home: str) -> bool:
     trees: list[str] = []
     directory = os.path.dirname(path)
     while True:
-        if is_git_dir(directory):
+        if is_git_dir(directory) or _completes_git_dir(directory, path):
             return True
         if os.path.lexists(os.path.join(directory, ".git")):
             trees.append(directory)
@@ -282,6 +282,27 @@ def trusted_by_git(path: str, home: str) -> bool:
                for p in (*git.read_only, *git.guard, *git.guard_files, *git.watch)):
             return True
     return False
+
+
+def _completes_git_dir(directory: str, path: str) -> bool:
+    """Whether writing `path` (a file below `directory`) makes `directory` a git
+    directory: its `HEAD`, or the first file in its `objects` or `refs`, beside the rest
+    (planted one write at a time, the config with code first, while it was none); a
+    `commondir` beside a `HEAD` (it can name any repository's). Names case folded, as
+    a case-insensitive file system finds them."""
+    folded = path.lower()
+
+    def written(name: str, base: str = directory) -> bool:
+        part = os.path.join(base, name).lower()
+        return folded == part or folded.startswith(part + "/")
+
+    if not (written("HEAD") or os.path.lexists(os.path.join(directory, "HEAD"))):
+        return False
+    if written("commondir"):
+        return True
+    common = os.path.realpath(common_dir(directory) or directory)
+    return all(written(d, common) or os.access(os.path.join(common, d), os.X_OK)
+               for d in ("objects", "refs"))
 
 
 def _named_by_config(configs: list[tuple[str, str]], home: str, read_only: dict[str, None],

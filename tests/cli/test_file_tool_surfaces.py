@@ -109,6 +109,20 @@ def _git_trust(p: Path, h: Path) -> None:
     (p / ".gemini").mkdir()  # a Gemini CLI project: its .env files are what it runs
 
 
+def _half_bare(p: Path, h: Path) -> None:
+    """Bare repositories planted one write at a time, each missing its last part: the
+    config with code came first, while the directory was no repository."""
+    for name, parts in (("halfbare", ("objects", "refs")), ("headless", ("objects",))):
+        for part in parts:
+            (p / name / part).mkdir(parents=True)
+    (p / "halfbare" / "config").write_text("[core]\n\tfsmonitor = evil\n")
+    (p / "headless" / "HEAD").write_text("ref: refs/heads/main\n")
+    (p / "shared" / "objects").mkdir(parents=True)
+    (p / "shared" / "refs").mkdir()
+    (p / "lonehead").mkdir()
+    (p / "lonehead" / "HEAD").write_text("ref: refs/heads/main\n")
+
+
 INVARIANTS: tuple[Row, ...] = (
     Row("read through a/b/..", Tool.READ_FILE, "{p}/a/b/../.ssh/id_ed25519", "deny",
         "secrets", setup=_updir),
@@ -191,6 +205,15 @@ INVARIANTS: tuple[Row, ...] = (
         "git", absent=("{p}/githooks/pre-commit",)),
     Row("edit a config file include.path names", Tool.EDIT_FILE, "{p}/team.gitconfig",
         "deny", "git", unchanged=("{p}/team.gitconfig",)),
+    Row("the HEAD that completes a planted bare repository", Tool.WRITE_FILE,
+        "{p}/halfbare/HEAD", "deny", "git", absent=("{p}/halfbare/HEAD",),
+        setup=_half_bare),
+    Row("the refs that complete a planted bare repository", Tool.WRITE_FILE,
+        "{p}/headless/refs/heads/main", "deny", "git", absent=("{p}/headless/refs",)),
+    Row("a commondir beside a HEAD (any repository's config)", Tool.WRITE_FILE,
+        "{p}/lonehead/commondir", "deny", "git", absent=("{p}/lonehead/commondir",)),
+    Row("control: a file named HEAD where no repository is", Tool.WRITE_FILE,
+        "{p}/shared/refs/HEAD", "allow"),
     Row("edit a file the rules make unreadable (an edit shows the old text)",
         Tool.EDIT_FILE, "{p}/secrets.env", "deny", "ReadFile(*.env*)",
         unchanged=("{p}/secrets.env",)),

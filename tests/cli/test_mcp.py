@@ -210,3 +210,39 @@ def test_always_is_in_the_form_only_where_a_rule_can_allow(project: Path, home: 
     assert not out["results"][1]["is_error"], out
     rules = local_rules_path(project, home).read_text()
     assert "outside.txt" in rules and "eval" not in rules
+
+
+def test_a_bare_repository_planted_one_write_at_a_time_is_refused(project: Path,
+                                                                  home: Path) -> None:
+    """Each write alone is no git file: the config with an fsmonitor while `docs/` is no
+    repository, then `objects` and `refs`; the `HEAD` that would make it one, found by
+    the user's next `git status` in `docs/` (a shell prompt runs it on `cd`), is refused.
+    The control: the same files, the last one written by the test, run the fsmonitor."""
+    subprocess.run(["git", "init", "-q", str(project)], check=True, capture_output=True)
+    (home / ".swifty").mkdir()
+    (home / ".swifty" / "config.yaml").write_text("permissions:\n  defaultMode: acceptEdits\n")
+    marker = home.parent / "fsmonitor-ran"
+    config = ("[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = ..\n"
+              f'\tfsmonitor = "touch {marker}; false"\n')
+    results, _ = session(
+        project, home,
+        call("write_file", path="docs/config", content=config),
+        call("write_file", path="docs/objects/info/packs", content=""),
+        call("write_file", path="docs/refs/heads/main", content=""),
+        call("write_file", path="docs/HEAD", content="ref: refs/heads/main\n"),
+        call("write_file", path="notes/HEAD", content="a file of that name elsewhere\n"))
+    *parts, head, plain = results
+    assert not any(r["is_error"] for r in parts), parts
+    assert head["is_error"] and "git" in head["text"], head
+    assert not plain["is_error"], plain  # no repository there: an ordinary file
+    assert not (project / "docs" / "HEAD").exists()
+
+    def fsmonitor_runs() -> bool:
+        marker.unlink(missing_ok=True)
+        subprocess.run(["git", "status"], cwd=project / "docs", capture_output=True,
+                       check=False, timeout=60)
+        return marker.exists()
+
+    assert not fsmonitor_runs()
+    (project / "docs" / "HEAD").write_text("ref: refs/heads/main\n")  # the control
+    assert fsmonitor_runs()

@@ -712,6 +712,54 @@ def test_bare_repository_with_objects_and_refs_as_files(attack: Attack, repo: Pa
            lambda: (docs / "HEAD").exists(), lambda: (docs / "HEAD").unlink())
 
 
+def _runs_fsmonitor(directory: Path, marker: Path) -> bool:
+    """Whether the user's next `git status` in `directory` (a shell prompt runs it on
+    `cd`) runs the planted fsmonitor: judged by host git itself."""
+    marker.unlink(missing_ok=True)
+    subprocess.run(["git", "status"], cwd=directory, capture_output=True, check=False,
+                   timeout=60)
+    return marker.exists()
+
+
+def _fsmonitor_config(marker: Path) -> str:
+    return ("printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n"
+            f"\\tworktree = ..\\n\\tfsmonitor = \"touch {marker}; false\"\\n'")
+
+
+def test_bare_repository_completed_by_a_later_run(
+        attack: Attack, confined: Callable[..., RunResult], repo: Path, home: Path) -> None:
+    """The previous command left `docs/HEAD` and `docs/objects`: no repository yet, so
+    nothing of it was kept read-only and the `HEAD` was no new one in the next run;
+    that run adds `refs` and a config whose fsmonitor the user's git runs."""
+    docs, marker = repo / "docs", home.parent / f"fsmonitor-{uuid.uuid4().hex}"
+    confined("mkdir -p docs/objects && echo 'ref: refs/heads/main' > docs/HEAD")
+    assert (docs / "HEAD").exists()  # harmless on its own: left where it is
+
+    def reset() -> None:
+        shutil.rmtree(docs / "refs")
+        (docs / "config").unlink()
+
+    attack(f"mkdir docs/refs && {_fsmonitor_config(marker)} > docs/config",
+           lambda: _runs_fsmonitor(docs, marker), reset)
+
+
+def test_bare_repository_completed_at_its_commondir(
+        attack: Attack, confined: Callable[..., RunResult], repo: Path, home: Path) -> None:
+    """The same through a `commondir` whose target is missing: the next run makes the
+    target, and `docs/` itself (its `HEAD`) does not change at all."""
+    docs, marker = repo / "docs", home.parent / f"fsmonitor-{uuid.uuid4().hex}"
+    confined("mkdir docs && echo 'ref: refs/heads/main' > docs/HEAD && "
+             "echo ../shared > docs/commondir && "
+             "printf '[core]\\n\\tworktree = ..\\n' > docs/config.worktree")
+    assert (docs / "HEAD").exists()
+
+    attack("mkdir -p shared/objects shared/refs && printf '[core]\\n"
+           "\\trepositoryformatversion = 1\\n\\tbare = false\\n"
+           f"\\tfsmonitor = \"touch {marker}; false\"\\n[extensions]\\n"
+           "\\tworktreeConfig = true\\n' > shared/config",
+           lambda: _runs_fsmonitor(docs, marker), lambda: shutil.rmtree(repo / "shared"))
+
+
 def test_hooks_path_whose_parent_is_missing(attack: Attack, repo: Path) -> None:
     git(repo, "config", "core.hooksPath", "tools/githooks")
     hook = repo / "tools" / "githooks" / "pre-commit"
