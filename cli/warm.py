@@ -8,7 +8,8 @@ takes the caller's standard descriptors, working directory and environment, and 
 the click CLI exactly as the caller would have: every policy file is read, the spec
 compiled and the project checked inside the call. The server itself never reads a
 policy file; what it keeps from one call for the next is only the rule files' text the
-workers parsed, parsed again by the server (`_learn`: a pure function of that text, so
+workers parsed, parsed again by the server, and the trusted patterns they compiled
+(the project-anchored ones), compiled again (`_learn`: pure functions of that text, so
 a later call that reads other text parses it), and the walk states its workers hand
 back, trusted only as far as its tree watcher saw nothing change (`_HUB`,
 sandbox/spec/treewatch.py).
@@ -115,11 +116,13 @@ def prepare() -> None:
     from swifty_sandbox.policy.engine import prepare_builtin
     from swifty_sandbox.policy.profile import load_profile
     from swifty_sandbox.policy.programs import builtin_table
-    from swifty_sandbox.policy.rules import compile_glob
+    from swifty_sandbox.policy.rules import compile_glob, prime_trusted
     from swifty_sandbox.policy.shell import parse
     from swifty_sandbox.sandbox.linux.cgroups import places
+    from swifty_sandbox.sandbox.linux.observe import split
     from swifty_sandbox.sandbox.linux.seccomp import export
     from swifty_sandbox.sandbox.spec.compiler import prepare_env_globs
+    from swifty_sandbox.sandbox.spec.syscalls import syscall_rules
 
     builtin_table()
     parse("true")
@@ -127,12 +130,15 @@ def prepare() -> None:
     # member, milliseconds) and loads pathspec's pattern code: once here.
     compile_glob("warm/**/*.up", "warm")
     prepare_builtin(Path(os.environ["HOME"]))  # HOME: one of the server's own variables
+    prime_trusted()  # their regexes (and fnmatch's), compiled on a worker's first match
     with contextlib.suppress(OSError):
         places()
     for name in ("default", "strict", "permissive"):
         with contextlib.suppress(Exception):  # best effort: a worker builds what is missing
             profile = load_profile(name, Path("/"))
             export(profile.seccomp)
+            for bwrap in (True, False):  # the observer's filters under either launcher
+                split(syscall_rules(profile.seccomp), bwrap=bwrap)
             prepare_env_globs(profile)
 
 
@@ -284,10 +290,14 @@ def _loop(server: socket.socket, where: str, bound: int, notify_read: int,
 
 
 def _learn(learned: socket.socket) -> None:
-    """Parse the rule files the workers reported (what they parsed themselves), so the
-    workers forked from now on inherit them parsed. A report names the whole input of a
-    pure function (`rulefiles.learn`): whatever it says, it can only cost us parsing."""
-    from swifty_sandbox.policy.rulefiles import learn  # imported by warm_up, after the stamp
+    """Parse the rule files the workers reported (what they parsed themselves), and
+    compile the trusted patterns they compiled on use (the project-anchored ones), so
+    the workers forked from now on inherit them made. A report names the whole input of
+    pure functions (`rulefiles.learn`, `rules.learn_patterns`): whatever it says, it can
+    only cost us parsing and compiling."""
+    # imported by warm_up, after the stamp
+    from swifty_sandbox.policy.rulefiles import learn
+    from swifty_sandbox.policy.rules import learn_patterns
 
     for _ in range(16):
         try:
@@ -295,16 +305,22 @@ def _learn(learned: socket.socket) -> None:
         except OSError:  # none left
             return
         with contextlib.suppress(ValueError, RecursionError):
-            learn(json.loads(data))
+            report = json.loads(data)
+            if isinstance(report, dict):
+                learn(report.get("rules"))
+                learn_patterns(report.get("patterns"))
 
 
 def _report(report: socket.socket) -> None:
-    """Tell the server the rule files this call parsed (it had not); never waits."""
-    from swifty_sandbox.policy.rulefiles import fresh_sources  # as in _learn
+    """Tell the server the rule files this call parsed and the trusted patterns it
+    compiled (it had not); never waits."""
+    # as in _learn
+    from swifty_sandbox.policy.rulefiles import fresh_sources
+    from swifty_sandbox.policy.rules import late_patterns
 
-    fresh = fresh_sources()
-    if fresh:
-        data = json.dumps(fresh).encode()
+    fresh, late = fresh_sources(), late_patterns()
+    if fresh or late:
+        data = json.dumps({"rules": fresh, "patterns": late}).encode()
         if len(data) <= _MAX_REPORT:
             with contextlib.suppress(OSError):
                 report.send(data, socket.MSG_DONTWAIT)

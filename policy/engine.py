@@ -172,18 +172,64 @@ def temp_dirs() -> tuple[Path, ...]:
     return tuple(resolved)
 
 
+# What user lookups read (the C library's configuration and its files): while each has
+# the identity it had, uid 0's entry is the one found then.
+_USER_DB = ("/etc/nsswitch.conf", "/etc/passwd")
+_SUPERUSER: list[tuple[tuple[object, ...], str | None]] = []
+
+
+def _superuser_home() -> str | None:
+    """uid 0's home, resolved (None: no such user). A lookup costs milliseconds (the
+    C library tries nscd's socket, reads the files): kept per process while
+    nsswitch.conf and /etc/passwd keep their identity (device, inode, size, mtime,
+    ctime), and looked up again when either changed. A source other than the files
+    (nsswitch naming another for `passwd`) is looked up every time."""
+    identity: list[object] = []
+    for path in _USER_DB:
+        try:
+            info = os.stat(path)
+        except OSError:
+            identity.append(None)
+            continue
+        identity.append((info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns,
+                         info.st_ctime_ns))
+    key = tuple(identity)
+    if _SUPERUSER and _SUPERUSER[0][0] == key:
+        return _SUPERUSER[0][1]
+    import pwd
+
+    try:
+        found: str | None = os.path.realpath(pwd.getpwuid(0).pw_dir)
+    except KeyError:
+        found = None
+    if _files_only():
+        _SUPERUSER[:] = [(key, found)]
+    return found
+
+
+def _files_only() -> bool:
+    """Whether nsswitch.conf names only `files` (and `systemd`, which serves uid 0
+    from a built-in record) for `passwd`: what the identities above cover."""
+    try:
+        with open(_USER_DB[0], encoding="utf-8", errors="replace") as f:
+            lines = f.read(1 << 16).splitlines()
+    except OSError:
+        return True  # glibc's default without the file: files
+    for line in lines:
+        name, _, sources = line.partition("#")[0].partition(":")
+        if name.strip() == "passwd":
+            return all(word in ("files", "systemd") or word.startswith("[")
+                       for word in sources.split())
+    return True
+
+
 def _root_home(home: Path, deny_read: tuple[str, ...]) -> tuple[str, ...]:
     """The home-relative entries (`~/.ssh`, histories, …) again under root's home when
     that is not the home in use: run as root with another HOME (`sudo -E`, a container
     user's HOME), the superuser's keys are as secret as the user's. Not all of /root:
     the project or a writable root may lie in it, and its toolchains stay usable."""
-    import pwd
-
-    try:
-        root_home = os.path.realpath(pwd.getpwuid(0).pw_dir)
-    except KeyError:
-        return ()
-    if root_home == str(home) or root_home == "/":
+    root_home = _superuser_home()
+    if root_home is None or root_home == str(home) or root_home == "/":
         return ()
     return tuple(root_home + entry[1:] for entry in deny_read if entry.startswith("~/"))
 

@@ -12,6 +12,7 @@ They are compiled into one absolute pattern, matched against absolute paths.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -178,7 +179,21 @@ class PathPattern:
     def regex(self) -> re.Pattern[str]:
         if self._regex is None:
             self._regex = compile_glob(self.anchored, self.text)
+            if len(_LATE) < _LATE_MAX:
+                _LATE.append((self.text, self.anchored))
         return self._regex
+
+    def prime(self) -> None:
+        """Compile now what `matches` would compile on its first call here: the regex,
+        or for a simple glob `fnmatch`'s per component (cached per process)."""
+        if self.literal is not None:
+            return
+        if self.simple is None:
+            if self._regex is None:  # not through `regex`: not this process's use
+                self._regex = compile_glob(self.anchored, self.text)
+            return
+        for part in self.simple:
+            fnmatchcase("", part)
 
     def matches(self, absolute_path: str) -> bool:
         if self.literal is not None:
@@ -198,6 +213,12 @@ class PathPattern:
 
 
 _TRUSTED: dict[tuple[str, str], PathPattern] = {}
+# The (text, anchored) of trusted patterns whose regex this process compiled on use (a
+# warm worker: the project-anchored ones its server could not know), for its server to
+# compile too (`learn_patterns`).
+_LATE: list[tuple[str, str]] = []
+_LATE_MAX = 256
+_LATE_CHARS = 4096
 
 
 def trusted_pattern(text: str, anchored: str) -> PathPattern:
@@ -211,6 +232,43 @@ def trusted_pattern(text: str, anchored: str) -> PathPattern:
             _TRUSTED.clear()
         found = _TRUSTED[key] = PathPattern(text, anchored, validate=False)
     return found
+
+
+def late_patterns() -> list[tuple[str, str]]:
+    """The (text, anchored) of the trusted patterns this process compiled on use."""
+    return list(_LATE)
+
+
+def learn_patterns(keys: object) -> int:
+    """Make and compile each (text, anchored) trusted pattern (the warm server, from
+    its workers' reports), so that the workers forked next find them compiled; how many
+    were new. A `PathPattern` is a pure function of its two strings: a report can only
+    make us compile, and anything but a short list of string pairs is skipped."""
+    new = 0
+    if not isinstance(keys, list):
+        return 0
+    for key in keys[:_LATE_MAX]:
+        if not (isinstance(key, list) and len(key) == 2
+                and all(isinstance(k, str) and len(k) <= _LATE_CHARS for k in key)):
+            continue
+        text, anchored = key
+        known = _TRUSTED.get((text, anchored))
+        if known is not None and (known.literal is not None or known._regex is not None):
+            continue
+        try:
+            trusted_pattern(text, anchored).prime()
+            new += 1
+        except Exception:  # a glob that does not compile stays uncompiled (as on use)
+            continue
+    return new
+
+
+def prime_trusted() -> None:
+    """Compile every trusted pattern made so far (`PathPattern.prime`): the warm
+    server, once it has made the built-in ones."""
+    for pattern in list(_TRUSTED.values()):
+        with contextlib.suppress(Exception):  # uncompilable: fails on use, as before
+            pattern.prime()
 
 
 # One atom of a path glob's regex: an escape, a class, a group's start, one character;

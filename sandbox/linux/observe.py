@@ -159,15 +159,11 @@ def attach(launch: Launch, *, ignore: tuple[str, ...] = (), proxied: bool = Fals
     refused ones are reported: the memfd loses them once this filter is loaded)."""
     if launch.dry or not available() or any(_setuid(p) for p in ignore):
         return  # a setuid bwrap would lose its privilege under no_new_privs
-    refused = refused_rows(profile[1], bwrap=bool(ignore)) if profile else ()
     try:
-        bpf = _bpf(refused)
-        swap = None
-        if refused and profile is not None:
-            kept = tuple(row for row in profile[1] if row not in refused)
-            swap = (profile[0], export_rows(kept))
+        refused, bpf, kept = split(profile[1] if profile else (), bwrap=bool(ignore))
     except (SeccompUnavailable, ImportError, OSError, RuntimeError):
         return
+    swap = (profile[0], kept) if kept is not None and profile is not None else None
     areas: list[Areas] = []
 
     def keep(one: Seen) -> bool:
@@ -189,6 +185,21 @@ def attach(launch: Launch, *, ignore: tuple[str, ...] = (), proxied: bool = Fals
         return ""
 
     launch.on_close(close)
+
+
+@functools.lru_cache(maxsize=8)
+def split(rows: tuple[SyscallRule, ...], *, bwrap: bool
+          ) -> tuple[tuple[SyscallRule, ...], bytes, bytes | None]:
+    """For a profile's `rows`: the rows this observer reports (`refused_rows`), its
+    filter, and the profile's filter without them (None when none moved). A pure
+    function of the rows, cached per process: a warm server computes it for the
+    built-in profiles ahead (`cli/warm.py`), so its workers find it made."""
+    refused = refused_rows(rows, bwrap=bwrap)
+    bpf = _bpf(refused)
+    if not refused:
+        return refused, bpf, None
+    moved = set(refused)
+    return refused, bpf, export_rows(tuple(row for row in rows if row not in moved))
 
 
 @functools.lru_cache(maxsize=8)

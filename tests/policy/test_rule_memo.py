@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from swifty_sandbox.policy import rulefiles
+from swifty_sandbox.policy import rulefiles, rules
 from swifty_sandbox.policy.engine import load_policy
 from swifty_sandbox.policy.errors import PolicyFileError
 from swifty_sandbox.policy.files import PolicyFiles
@@ -72,3 +72,51 @@ def test_a_report_only_makes_us_parse(project: Path, home: Path) -> None:
         return [(r.text, r.effect, r.file, r.line, r.path and r.path.anchored) for r in rules]
 
     assert shown(learnt) == shown(rulefiles.parse_rules(Source("p.yaml", DENY), project, home))
+
+
+@pytest.fixture
+def trusted_memo() -> Iterator[None]:
+    kept, late = dict(rules._TRUSTED), list(rules._LATE)
+    rules._TRUSTED.clear()
+    rules._LATE.clear()
+    yield
+    rules._TRUSTED.clear()
+    rules._TRUSTED.update(kept)
+    rules._LATE[:] = late
+
+
+@pytest.mark.usefixtures("trusted_memo")
+def test_a_pattern_report_only_makes_us_compile(project: Path) -> None:
+    anchored = f"{project}/**/.git/hooks"
+    pattern = rules.trusted_pattern("**/.git/hooks", anchored)
+    assert pattern.matches(f"{project}/sub/.git/hooks/pre-commit")  # compiled on use
+    assert rules.late_patterns() == [("**/.git/hooks", anchored)]
+    rules._TRUSTED.clear()
+    rules._LATE.clear()
+    assert rules.learn_patterns("junk") == 0
+    assert rules.learn_patterns([["one"], [1, 2], ["x", "y" * 5000], None]) == 0
+    assert rules._TRUSTED == {}
+    assert rules.learn_patterns([["**/.git/hooks", anchored]] * 2) == 1
+    learnt = rules._TRUSTED[("**/.git/hooks", anchored)]
+    assert learnt._regex is not None  # compiled ahead, by the report
+    assert rules.late_patterns() == []  # not this process's own use
+    # the same answers as a pattern compiled on use
+    for path in (f"{project}/a/.git/hooks", f"{project}/a/.git/hooks/x",
+                 f"{project}/.git/hooksx", "/elsewhere/.git/hooks"):
+        assert learnt.matches(path) == rules.PathPattern(
+            "**/.git/hooks", anchored, validate=True).matches(path)
+
+
+@pytest.mark.usefixtures("trusted_memo")
+def test_priming_keeps_what_each_pattern_matches() -> None:
+    cases = {"~/.docker/*.pem": "/h/.docker/*.pem", "**/.env*": "/p/**/.env*",
+             "/etc/shadow": "/etc/shadow"}
+    made = {text: rules.trusted_pattern(text, anchored) for text, anchored in cases.items()}
+    rules.prime_trusted()
+    assert made["**/.env*"]._regex is not None
+    assert made["~/.docker/*.pem"]._regex is None  # simple: still matched by component
+    for path in ("/h/.docker/key.pem", "/h/.docker/sub/key.pem", "/p/a/.env.local",
+                 "/p/.envrc", "/etc/shadow", "/etc/shadow-"):
+        for text, anchored in cases.items():
+            assert made[text].matches(path) == rules.PathPattern(
+                text, anchored, validate=True).matches(path), (text, path)

@@ -305,3 +305,22 @@ def test_the_observers_numbers_are_libseccomps() -> None:
     numbers = observe._NUMBERS[platform.machine()]
     assert numbers == {name: nr for name in observe._CALLS
                        if (nr := sc.resolve_syscall(sc.Arch.NATIVE, name)) >= 0}
+
+
+def test_the_split_of_a_profiles_rows_is_the_refused_rows_and_the_rest() -> None:
+    """`observe.split` (cached per process, made ahead by the warm server): the rows the
+    observer reports and the profile's filter without exactly those, in their order."""
+    from swifty_sandbox.policy.profile import load_profile
+    from swifty_sandbox.sandbox.linux import observe
+    from swifty_sandbox.sandbox.linux.seccomp import export_rows
+    from swifty_sandbox.sandbox.spec.syscalls import syscall_rules
+
+    for name in ("default", "strict", "permissive"):
+        rows = syscall_rules(load_profile(name, Path("/")).seccomp)
+        for bwrap in (True, False):
+            refused, bpf, kept = observe.split(rows, bwrap=bwrap)
+            assert refused == observe.refused_rows(rows, bwrap=bwrap)
+            assert bpf == observe._bpf(refused)
+            rest = tuple(row for row in rows if row not in refused)
+            assert kept == (export_rows(rest) if refused else None)
+            assert observe.split(rows, bwrap=bwrap)[2] is kept  # made once
