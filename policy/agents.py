@@ -111,9 +111,26 @@ class AgentInfo:
     # agents run are: read-only, the file a link leads to too, watched while missing).
     env_files: tuple[str, ...] = ()
     # The variable that moves the user's config dir, and whether it names the dir
-    # itself (Claude Code, Codex) or a home the `folder` lies in (Gemini).
+    # itself (Claude Code, Codex) or a home the `folder` lies in (Gemini). The user's
+    # config dir is protected whole wherever the variable puts it (`user_dirs`): all of
+    # it is read or run at the agent's next start (hooks, rules, skills, plugins,
+    # instructions, Codex's `.env`).
     config_dir_var: str | None = None
     config_var_is_home: bool = False
+    # Files in the user's config dir that hold the agent's credentials (Codex's and
+    # Gemini's `.env` hold the API key): hidden inside the sandbox and from the file
+    # tools, where the agent reads them (`user_secrets`).
+    secrets: tuple[str, ...] = ()
+    # The same, only where the variable moved the dir (by default they lie elsewhere:
+    # Claude Code's `~/.claude.json`, in the profile's denyRead).
+    moved_secrets: tuple[str, ...] = ()
+    # Environment files in the agent's home (the `config_dir_var` home, else the
+    # user's): Gemini CLI's `.env` when no folder on the way has one.
+    home_env_files: tuple[str, ...] = ()
+    # Environment files the agent looks for in the folder it starts in and in each
+    # folder above it, to the root (Gemini CLI's `findEnvFile`): whoever writes one
+    # in a folder the person may start the agent in runs code at that start.
+    upward_env_files: bool = False
     trust: Trust = Trust.NONE
     # The agent's `permission_mode` names → ours; a name not here is the default mode.
     modes: Mapping[str, Mode] | None = None
@@ -159,6 +176,20 @@ class AgentInfo:
             base = Path(os.path.expanduser(value))
             return base / self.folder if self.config_var_is_home else base
         return home / self.folder
+
+    def moved_dir(self, env: Mapping[str, str]) -> Path | None:
+        """The user's config dir where the variable moves it (absolute), else None."""
+        value = env.get(self.config_dir_var) if self.config_dir_var else None
+        if not value:
+            return None
+        return Path(os.path.abspath(self.user_dir(env, Path("/nonexistent"))))
+
+    def agent_home(self, env: Mapping[str, str], home: Path) -> Path:
+        """The home the agent finds its home files in (`home_env_files`)."""
+        value = env.get(self.config_dir_var) if self.config_dir_var else None
+        if value and self.config_var_is_home:
+            return Path(os.path.abspath(os.path.expanduser(value)))
+        return home
 
     def user_files(self, env: Mapping[str, str], home: Path) -> tuple[Path, ...]:
         directory = self.user_dir(env, home)
@@ -211,7 +242,8 @@ AGENTS: Mapping[Agent, AgentInfo] = {
         project_settings=(".claude/settings.json", ".claude/settings.local.json", ".mcp.json",
                           ".claude/skills", ".claude/agents", ".claude/commands"),
         user_settings=("settings.json", "settings.local.json"),
-        config_dir_var="CLAUDE_CONFIG_DIR",
+        config_dir_var="CLAUDE_CONFIG_DIR", secrets=(".credentials.json",),
+        moved_secrets=(".claude.json",),
         modes=_CLAUDE_MODES, asks=True),
     Agent.CODEX: AgentInfo(
         Agent.CODEX, "Codex CLI", ".codex", "hooks.json", "PreToolUse",
@@ -221,7 +253,10 @@ AGENTS: Mapping[Agent, AgentInfo] = {
         ),
         project_settings=(".codex/config.toml", ".codex/hooks.json"),
         user_settings=("config.toml", "hooks.json"),
-        config_dir_var="CODEX_HOME",
+        # Codex loads `$CODEX_HOME/.env` at every start (0.171's arg0 `load_dotenv`),
+        # over what is set already (`PATH`, `BASH_ENV`, `LD_PRELOAD`; only `CODEX_*`
+        # is filtered): every process it starts inherits it, the hook included.
+        config_dir_var="CODEX_HOME", secrets=("auth.json", ".env"),
         trust=Trust.CODEX_HOOKS, modes=_CODEX_MODES, asks=True,
         ask_rules="rules/swifty-sandbox.rules"),
     Agent.GEMINI: AgentInfo(
@@ -229,10 +264,14 @@ AGENTS: Mapping[Agent, AgentInfo] = {
         shell_tools=(ShellTool("run_shell_command", "BeforeTool", cwd="dir_path"),),
         project_settings=(".gemini/settings.json",),
         # A trusted folder's `.gemini/.env`, else `.env` (0.61's `loadEnvironment`):
-        # each variable not set already, the bash that runs our rewrite included.
-        env_files=(".gemini/.env", ".env"),
+        # each variable not set already, the bash that runs our rewrite included. Looked
+        # for in the folder Gemini starts in and each one above it (`findEnvFile`),
+        # then in its home (`$GEMINI_CLI_HOME`, else `~`): `.gemini/.env`, `.env`.
+        env_files=(".gemini/.env", ".env"), upward_env_files=True,
+        home_env_files=(".env",),
         user_settings=("settings.json",),
         config_dir_var="GEMINI_CLI_HOME", config_var_is_home=True,
+        secrets=("oauth_creds.json", "google_accounts.json", ".env"),
         trust=Trust.GEMINI_FOLDER, asks=True),
     Agent.CURSOR: AgentInfo(
         Agent.CURSOR, "Cursor", ".cursor", "hooks.json", "beforeShellExecution",
@@ -261,6 +300,44 @@ def env_files(env: Mapping[str, str], home: Path, project: Path) -> tuple[str, .
         or (project / info.folder).exists()))
 
 
+def _contains(directory: str, path: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip("/") + "/")
+
+
+def user_dirs(env: Mapping[str, str], home: Path, project: Path | None = None
+              ) -> tuple[str, ...]:
+    """The agents' user config dirs where a variable moved them away from home
+    (absolute), to be protected whole as `~/.codex` and the other default folders are
+    (`policy/protected.py`), and the environment files of a moved agent home. Not a
+    dir that holds the project or the home (a variable pointed at either): there
+    only its settings files (`user_settings`) and secrets are kept."""
+    out: list[str] = []
+    for info in AGENTS.values():
+        moved = info.moved_dir(env)
+        if moved is None:
+            continue
+        directory = str(moved)
+        if directory != "/" and not _contains(directory, str(home)) and (
+                project is None or not _contains(directory, str(project))):
+            out.append(directory)
+        agent_home = info.agent_home(env, home)
+        out += [str(agent_home / name) for name in info.home_env_files
+                if agent_home != home]
+    return tuple(dict.fromkeys(out))
+
+
+def user_secrets(env: Mapping[str, str], home: Path) -> tuple[str, ...]:
+    """Every agent's credential files, as patterns: `~/…` in a default folder, the
+    absolute path where a variable moved it."""
+    out: list[str] = []
+    for info in AGENTS.values():
+        moved = info.moved_dir(env)
+        base = str(moved) if moved is not None else "~/" + info.folder
+        names = (*info.secrets, *(info.moved_secrets if moved is not None else ()))
+        out += [f"{base}/{name}" for name in names]
+    return tuple(dict.fromkeys(out))
+
+
 def user_settings(env: Mapping[str, str], home: Path) -> tuple[Path, ...]:
     """Every agent's settings files of this user, where the agents read them."""
     return tuple(dict.fromkeys(path for info in AGENTS.values()
@@ -268,4 +345,4 @@ def user_settings(env: Mapping[str, str], home: Path) -> tuple[Path, ...]:
 
 
 __all__ = ["AGENTS", "Agent", "AgentInfo", "FileTool", "ShellTool", "Trust", "env_files",
-           "project_settings", "user_settings"]
+           "project_settings", "user_dirs", "user_secrets", "user_settings"]

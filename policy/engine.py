@@ -16,7 +16,7 @@ from pathlib import Path
 
 from swifty_sandbox.messages import t
 
-from .agents import project_settings
+from .agents import project_settings, user_secrets
 from .analysis import BashAnalysis, analyse
 from .blacklist import check as blacklist_check
 from .blacklist import known_values, with_known
@@ -262,10 +262,12 @@ def load_policy(project: Path, home: Path | None = None) -> Policy:
         return tuple(trusted_pattern(p, anchor_path_pattern(p, project, home))
                      for p in patterns)
 
-    protected = compiled((*profile.protected, *mandatory_protected()))
-    # The session log is hidden as well as protected (policy/protected.py says why).
+    protected = compiled((*profile.protected, *mandatory_protected(None, home, project)))
+    # The session log is hidden as well as protected (policy/protected.py says why); so
+    # are the agents' credentials, where each agent reads them (the agent table).
     deny_read = compiled((*profile.deny_read, *settings.deny_read,
-                          *_root_home(home, profile.deny_read), *session_log_patterns()))
+                          *_root_home(home, profile.deny_read), *session_log_patterns(),
+                          *user_secrets(os.environ, home)))
     roots = dict.fromkeys(str(p) for p in (project, *temp_dirs(), *settings.writable))
     return Policy(project, home, settings, profile, layers, protected, deny_read,
                   tuple(roots), PatternLookup(deny_read))

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 
-from .agents import project_settings
+from .agents import project_settings, user_dirs
 from .paths import DEFAULT_STATE_HOME, LOG_DIR_NAME, state_home
 
 # Patterns in rule syntax; `./` anchors a single name at the project root.
@@ -107,14 +108,26 @@ def session_log_patterns(environ: Mapping[str, str] | None = None) -> tuple[str,
     return (default,) if state is None else (default, f"{state}/{LOG_DIR_NAME}")
 
 
-def mandatory_protected(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+def agent_dirs(environ: Mapping[str, str] | None = None, home: Path | None = None,
+               project: Path | None = None) -> tuple[str, ...]:
+    """The agents' user config dirs where their variables (`CLAUDE_CONFIG_DIR`,
+    `CODEX_HOME`, `GEMINI_CLI_HOME`) moved them, protected whole as `~/.codex` is, and
+    the environment files of a moved agent home (the agent table: `user_dirs`)."""
+    env = os.environ if environ is None else environ
+    return user_dirs(env, home if home is not None else Path(os.path.expanduser("~")),
+                     project)
+
+
+def mandatory_protected(environ: Mapping[str, str] | None = None, home: Path | None = None,
+                        project: Path | None = None) -> tuple[str, ...]:
     return PROJECT_PROTECTED + AGENT_SETTINGS + HOME_PROTECTED + \
-        session_log_patterns(environ)[1:]
+        session_log_patterns(environ)[1:] + agent_dirs(environ, home, project)
 
 
 def guarded_as_dir(pattern: str) -> bool:
     """Whether a missing protected entry is guarded by an empty directory (else a file)."""
-    return pattern in PROTECTED_DIRS or pattern in session_log_patterns()
+    return pattern in PROTECTED_DIRS or pattern in session_log_patterns() or (
+        pattern in agent_dirs() and not pattern.endswith("/.env"))
 
 
 def is_policy_pattern(pattern: str) -> bool:

@@ -221,6 +221,28 @@ INVARIANTS: tuple[Row, ...] = (
         "deny", "swifty-sandbox or its hooks run", absent=("{p}/.env",)),
     Row("write Gemini CLI's own .env", Tool.WRITE_FILE, "{p}/.gemini/.env", "deny",
         "swifty-sandbox or its hooks run", absent=("{p}/.gemini/.env",)),
+    # The agents' user config dirs where their variables moved them: protected whole (all
+    # of it is read or run at the agent's next start), their credentials hidden.
+    Row("write the .env Codex loads at start where CODEX_HOME moved it", Tool.WRITE_FILE,
+        "{h}/codex-home/.env", "deny", "protected", absent=("{h}/codex-home/.env",)),
+    Row("write a Codex rule where CODEX_HOME moved it", Tool.WRITE_FILE,
+        "{h}/codex-home/rules/default.rules", "deny", "protected",
+        absent=("{h}/codex-home/rules/default.rules",)),
+    Row("edit Codex's AGENTS.md where CODEX_HOME moved it", Tool.EDIT_FILE,
+        "{h}/codex-home/AGENTS.md", "deny", "protected",
+        unchanged=("{h}/codex-home/AGENTS.md",)),
+    Row("read Codex's auth.json where CODEX_HOME moved it", Tool.READ_FILE,
+        "{h}/codex-home/auth.json", "deny", "secrets"),
+    Row("write a Claude Code plugin where CLAUDE_CONFIG_DIR moved it", Tool.WRITE_FILE,
+        "{h}/claude-config/plugins/p/hooks/hooks.json", "deny", "protected",
+        absent=("{h}/claude-config/plugins/p/hooks/hooks.json",)),
+    Row("write the .env Gemini CLI loads from its moved home", Tool.WRITE_FILE,
+        "{h}/gemini-home/.env", "deny", "protected", absent=("{h}/gemini-home/.env",)),
+    Row("write Gemini CLI's .env where GEMINI_CLI_HOME moved it", Tool.WRITE_FILE,
+        "{h}/gemini-home/.gemini/.env", "deny", "protected",
+        absent=("{h}/gemini-home/.gemini/.env",)),
+    Row("read Gemini CLI's credentials where GEMINI_CLI_HOME moved it", Tool.READ_FILE,
+        "{h}/gemini-home/.gemini/oauth_creds.json", "deny", "secrets"),
     Row("edit a file the profile hides", Tool.EDIT_FILE, "{h}/.ssh/id_ed25519", "deny",
         "hidden", unchanged=("{h}/.ssh/id_ed25519",)),
     Row("write ssh's config, which runs ProxyCommand on the host", Tool.WRITE_FILE,
@@ -253,13 +275,20 @@ def prepare(project: Path, home: Path) -> dict[str, str]:
     for row in INVARIANTS:
         row.setup(project, home)
     (home / "claude-config").mkdir()
+    (home / "codex-home").mkdir()
+    (home / "codex-home" / "AGENTS.md").write_text(ORIGINAL)
+    (home / "codex-home" / "auth.json").write_text(SECRET + "\n")
+    (home / "gemini-home" / ".gemini").mkdir(parents=True)
+    (home / "gemini-home" / ".gemini" / "oauth_creds.json").write_text(SECRET + "\n")
     return {**os.environ, **extra_env(home), "HOME": str(home),
             "PATH": f"{project / 'bin'}:{os.environ['PATH']}"}
 
 
 def extra_env(home: Path) -> dict[str, str]:
     """Variables that move where the agents read the user's settings."""
-    return {"CLAUDE_CONFIG_DIR": str(home / "claude-config")}
+    return {"CLAUDE_CONFIG_DIR": str(home / "claude-config"),
+            "CODEX_HOME": str(home / "codex-home"),
+            "GEMINI_CLI_HOME": str(home / "gemini-home")}
 
 
 def concrete(row: Row, project: Path, home: Path) -> str:
