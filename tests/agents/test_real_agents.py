@@ -152,11 +152,14 @@ SESSIONS: dict[str, Callable[[Path], Session]] = {
     **{name: functools.partial(default_session, name=name) for name in AGENTS},
     "monitor": monitor_session,
     "codex-sandbox": lambda base: codex_sandbox_session(base),
+    "codex-home": lambda base: codex_home_session(base),
 }
 # The tests that judge a session of their own, by the session's name.
 _JUDGES = {"test_claude_monitor_runs_confined_and_an_mcp_ask_comes_back_with_the_rule":
            "monitor",
-           "test_an_approved_ask_runs_confined_inside_codexs_own_sandbox": "codex-sandbox"}
+           "test_an_approved_ask_runs_confined_inside_codexs_own_sandbox": "codex-sandbox",
+           "test_codex_loads_its_home_env_and_a_confined_command_cannot_plant_it":
+           "codex-home"}
 
 
 class Sessions:
@@ -310,3 +313,50 @@ def codex_sandbox_session(base: Path) -> Session:
     assert denied.returncode == 126 and "Denied (" in denied.stderr, denied
     assert key.exists()
     return Session(agent, Run(done.returncode, done.stdout, done.stderr, Model(script=[])))
+
+
+def codex_home_session(base: Path) -> Session:
+    """One Codex run whose `CODEX_HOME` lies in a writable root (`~/cfg`, given by the
+    person's config): its commands try to plant `$CODEX_HOME/.env`, once as written
+    (the decision sees the target) and once with the folder known only at run time
+    (it runs, confined)."""
+    agent = installed(lambda n: new_agent(base / "codex-home", n), "codex")
+    (agent.home / ".swifty").mkdir()
+    (agent.home / ".swifty" / "config.yaml").write_text(
+        "sandbox:\n  writable: ['~/cfg']\n")
+    script = agent.home / "cfg" / "at-start.sh"
+    plant = (f"printf 'BASH_ENV={script}\\n' >> {agent.config_dir / '.env'}; "
+             f"echo 'touch {agent.home / 'cfg' / 'ran-at-start'}' > {script}; echo planted")
+    computed = plant.replace(str(agent.config_dir / ".env"), '"$d/.env"')
+    computed = f"d=$(dirname {agent.config_dir / 'config.toml'}); {computed}"
+    run = agent.run([shell("codex", plant), shell("codex", computed)], *extra("codex"))
+    return Session(agent, run, attack=plant)
+
+
+def test_codex_loads_its_home_env_and_a_confined_command_cannot_plant_it(
+        sessions: Sessions) -> None:
+    """Codex loads `$CODEX_HOME/.env` at every start, over what is already set (only
+    `CODEX_*` is filtered): a `BASH_ENV` there runs in every shell it starts, outside
+    any sandbox. Through Codex the command could not write it (refused as written,
+    confined where the target is known only at run time); unconfined (the control) it
+    does, and the next Codex start runs the planted script."""
+    session = sessions["codex-home"].result()
+    agent, run = session.agent, session.run
+    env_file = agent.config_dir / ".env"
+    ran = agent.home / "cfg" / "ran-at-start"
+    results = run.results()
+    assert len(results) == 2, (run.stdout[-2000:], run.stderr[-2000:], results)
+    assert refused(results[0]) and ".env" in results[0], results
+    # It ran, confined: its output is back, with the refusal of the write in it.
+    assert "planted" in results[1] and "PreToolUse" not in results[1], results
+    assert not env_file.exists(), results
+    # The control: the same command without us plants it, and Codex's next start
+    # (`codex sandbox`, headless) runs the script through BASH_ENV.
+    control = unconfined(agent.home, session.attack)
+    assert env_file.exists(), control
+    assert not ran.exists()
+    started = subprocess.run([str(program("codex")), "sandbox", "-c",
+                              'sandbox_mode="danger-full-access"', "--", "bash", "-c",
+                              "true"], cwd=agent.project, env=agent.env,
+                             capture_output=True, text=True, timeout=60, check=False)
+    assert ran.exists(), started
