@@ -20,6 +20,7 @@ sandbox/spec/treewatch.py).
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import fcntl
 import gc
@@ -488,7 +489,9 @@ def _work(conn: socket.socket, mine: dict[str, object], pid: int, pidfd: int,
         sys.argv = ["swifty-sandbox", *argv]
         _reopen_stdio()
         finished = threading.Event()
-        threading.Thread(target=_watch, args=(conn, finished), daemon=True).start()
+        # Not `threading.Thread`, whose start waits for the thread to run: this one
+        # needs no join (the worker ends with os._exit), only to be there.
+        _thread.start_new_thread(_watch, (conn, finished))
         code = _run_cli(argv)
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):

@@ -163,9 +163,25 @@ class PatternLookup:
         return next((p for p in self.globs if p.matches(path)), None)
 
 
+def _default_temp_dir() -> str:
+    """The directory `tempfile.gettempdir()` picks, chosen as it chooses (TMPDIR, TEMP,
+    TMP, /tmp, /var/tmp, /usr/tmp, else the working directory: the first that is a
+    directory we may write in) but without writing a probe file into each: on a busy
+    disk that create and unlink took milliseconds of every call. A process that set
+    `tempfile.tempdir` keeps its choice."""
+    if tempfile.tempdir is not None:
+        return tempfile.tempdir
+    names = [os.environ.get(name) for name in ("TMPDIR", "TEMP", "TMP")]
+    for folder in (*(n for n in names if n), "/tmp", "/var/tmp", "/usr/tmp"):
+        path = os.path.abspath(folder)
+        if os.path.isdir(path) and os.access(path, os.W_OK | os.X_OK):
+            return path
+    return os.getcwd()
+
+
 def temp_dirs() -> tuple[Path, ...]:
     """The system temp dirs (`/tmp`, `/var/tmp`, `$TMPDIR`), resolved, without repeats."""
-    candidates = [Path("/tmp"), Path("/var/tmp"), Path(tempfile.gettempdir())]
+    candidates = [Path("/tmp"), Path("/var/tmp"), Path(_default_temp_dir())]
     if os.environ.get("TMPDIR"):
         candidates.append(Path(os.environ["TMPDIR"]))
     resolved = dict.fromkeys(Path(os.path.realpath(p)) for p in candidates)

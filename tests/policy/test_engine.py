@@ -253,3 +253,29 @@ def test_a_committed_allow_does_not_lift_the_users_ask(layers: Callable[..., Pat
     assert box.check(Request.file(Tool.WRITE_FILE, "src/app.ts")).effect is Effect.ASK
     layers(local=[("Bash(git push *)", "allow")])  # the user's own local allow does
     assert box_for(sandbox_mode="manual").check("git push origin main").effect is Effect.ALLOW
+
+
+def test_the_default_temp_dir_is_the_one_tempfile_picks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`engine._default_temp_dir` (no probe file written) chooses as
+    `tempfile.gettempdir()` does, for each variable set, unusable or missing."""
+    import tempfile
+
+    from swifty_sandbox.policy import engine
+
+    usable, missing = tmp_path / "usable", tmp_path / "missing"
+    usable.mkdir()
+    unwritable = tmp_path / "file"
+    unwritable.write_text("")
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    for env in ({}, {"TMPDIR": str(usable)}, {"TMPDIR": str(missing)},
+                {"TMPDIR": str(missing), "TEMP": str(usable)},
+                {"TMP": str(unwritable)}, {"TMPDIR": "relative"}):
+        for name in ("TMPDIR", "TEMP", "TMP"):
+            monkeypatch.delenv(name, raising=False)
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        ours = engine._default_temp_dir()
+        tempfile.tempdir = None
+        assert ours == tempfile.gettempdir(), env
+        tempfile.tempdir = None
