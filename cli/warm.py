@@ -38,6 +38,7 @@ import time
 from typing import Any
 
 from swifty_sandbox import parts
+from swifty_sandbox.sandbox.linux import cgroups
 from swifty_sandbox.sandbox.spec import treewatch, walkcache
 
 from .entry import (
@@ -492,6 +493,7 @@ def _work(conn: socket.socket, mine: dict[str, object], pid: int, pidfd: int,
         # Not `threading.Thread`, whose start waits for the thread to run: this one
         # needs no join (the worker ends with os._exit), only to be there.
         _thread.start_new_thread(_watch, (conn, finished))
+        cgroups.remove_later()  # a root command's cgroup: removed once we answered
         code = _run_cli(argv)
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):
@@ -501,6 +503,7 @@ def _work(conn: socket.socket, mine: dict[str, object], pid: int, pidfd: int,
         conn.close()  # the caller is done, and its outputs end here (a reader waits
         for fd in (0, 1, 2):  # for their EOF): what follows costs it nothing
             os.close(fd)
+        cgroups.remove_pending()
         _report(report)
         walkcache.hand_back()  # the caller has its answer: off its path
     finally:

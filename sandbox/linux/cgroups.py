@@ -164,26 +164,69 @@ class Cgroup:
 
     def close(self) -> None:
         """Kill what is left and remove the directories (the kernel refuses while a
-        process is still exiting, so it is retried for a moment)."""
+        process is still exiting, so it is retried for a moment; in a process that
+        removes them later, `remove_later`, the retries wait until it asks)."""
         for directory in self.dirs:
             kill = os.path.join(directory, "cgroup.kill")  # v2 (Linux 5.14+) only
             if os.path.exists(kill):
                 with contextlib.suppress(OSError):
                     _write(kill, "1")
-        deadline = time.monotonic() + 2.0
-        for directory in self.dirs:
-            pause = 0.0002  # the last exit is usually done within a millisecond: a
-            while True:  # fixed 5 ms wait was most of what removing cost each run
-                try:
-                    os.rmdir(directory)
+        if _LATER is not None:
+            busy = tuple(d for d in self.dirs if not _settled(d))
+            if busy:
+                _LATER.append(Cgroup(busy, None))
+            return
+        _remove(self.dirs)
+
+
+def _settled(directory: str) -> bool:
+    """One attempt at removing: False while the kernel says busy (a process still
+    exiting); True once gone, or on another error (retrying would not help)."""
+    try:
+        os.rmdir(directory)
+    except FileNotFoundError:
+        return True
+    except OSError as e:
+        return e.errno != errno.EBUSY
+    return True
+
+
+# The cgroups whose removal waits for the last of their processes to exit, in a process
+# that removes them after answering (`remove_later`): None, removed at once.
+_LATER: list[Cgroup] | None = None
+
+
+def remove_later() -> None:
+    """From now on a closed cgroup that is still busy (its processes exiting) is
+    removed by `remove_pending`, not in `close`: a warm worker answers its caller first.
+    Its processes are killed and its caps hold until then."""
+    global _LATER
+    if _LATER is None:
+        _LATER = []
+
+
+def remove_pending() -> None:
+    """Remove the cgroups `close` left busy (retried for a moment, as `close` does)."""
+    pending = _LATER or []
+    while pending:
+        _remove(pending.pop().dirs)
+
+
+def _remove(dirs: tuple[str, ...]) -> None:
+    deadline = time.monotonic() + 2.0
+    for directory in dirs:
+        pause = 0.0002  # the last exit is usually done within a millisecond: a
+        while True:  # fixed 5 ms wait was most of what removing cost each run
+            try:
+                os.rmdir(directory)
+                break
+            except FileNotFoundError:
+                break
+            except OSError as e:
+                if e.errno != errno.EBUSY or time.monotonic() > deadline:
                     break
-                except FileNotFoundError:
-                    break
-                except OSError as e:
-                    if e.errno != errno.EBUSY or time.monotonic() > deadline:
-                        break
-                    time.sleep(pause)
-                    pause = min(pause * 2, 0.005)
+                time.sleep(pause)
+                pause = min(pause * 2, 0.005)
 
 
 def _write(path: str, value: str) -> None:

@@ -61,3 +61,38 @@ def test_a_command_cgroup_is_made_and_removed() -> None:
 def test_no_caps_no_cgroup() -> None:
     caps = prepare(Limits())
     assert caps.cgroup is None and caps.preexec() is None and caps.prefix == []
+
+
+@pytest.mark.skipif("pids" not in cgroups.places(), reason="no writable pids cgroup here")
+def test_a_busy_cgroup_is_removed_after_the_answer_where_that_is_asked(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`remove_later` (a warm worker): `close` leaves a cgroup whose process still runs
+    to `remove_pending`, which removes it once the process is gone; an idle one goes at
+    once."""
+    import subprocess
+    import time
+
+    monkeypatch.setattr(cgroups, "_LATER", None)
+    cgroups.remove_later()
+    idle = prepare(Limits(processes=50)).cgroup
+    busy = prepare(Limits(processes=50)).cgroup
+    assert idle is not None and busy is not None
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        for directory in busy.dirs:
+            with open(f"{directory}/cgroup.procs", "w") as f:
+                f.write(str(sleeper.pid))
+        idle.close()
+        assert not any(os.path.exists(d) for d in idle.dirs)
+        busy.close()  # its process still runs: left for later, still holding its caps
+        assert all(os.path.exists(d) for d in busy.dirs)
+        with open(next(f"{d}/pids.max" for d in busy.dirs
+                       if os.path.exists(f"{d}/pids.max"))) as f:
+            assert f.read().strip() == "50"
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    time.sleep(0.05)
+    cgroups.remove_pending()
+    assert not any(os.path.exists(d) for d in busy.dirs)
+    assert cgroups._LATER == []
