@@ -447,8 +447,9 @@ def _file_hit(policy: Policy, category: Category, found: Resolved, host: Host
                     or any(name + "/" in folded for name in _AGENT_NAMES_FOLDED):
                 return Decision(D, t("decision.agent_settings", path=spelling),
                                 Layer.PROTECTED, category="protected-path")
-            if spelling in host.launchers or any(is_within(spelling, tree)
-                                                 for tree in host.trusted):
+            # A launcher is a file, or a directory of scripts (what a script the
+            # agents' settings run loads beside it): anything below it too.
+            if any(is_within(spelling, tree) for tree in (*host.launchers, *host.trusted)):
                 return Decision(D, t("decision.runs_outside", path=spelling),
                                 Layer.PROTECTED, category="protected-path")
         hit = _protected_hit(policy, paths)

@@ -244,7 +244,7 @@ class Sandbox:
                     # What the agents' settings run (hook scripts, MCP servers): the
                     # agent's own file tools must not rewrite them either.
                     *programs(str(policy.project), str(policy.home),
-                              os.environ.get("PATH")))
+                              os.environ.get("PATH"), policy.roots))
                     for name in (p, os.path.realpath(p)))),
                 trusted_paths(policy.settings.bwrap),
                 tuple(dict.fromkeys(name for p in user_settings(os.environ, policy.home)

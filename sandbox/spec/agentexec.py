@@ -62,13 +62,19 @@ def settings_files(project: str, home: str) -> list[str]:
         [os.path.join(home, p[2:]) for p in USER_STATE]
 
 
-def programs(project: str, home: str, path_var: str | None) -> list[str]:
+def programs(project: str, home: str, path_var: str | None,
+             roots: Iterable[str] = ()) -> list[str]:
     """Every file the agents' settings in `project` and `home` would execute or hand
-    to an interpreter, as absolute paths (existing or not)."""
+    to an interpreter, as absolute paths (existing or not), and the directory of each
+    script they name by its path: a script loads what lies beside it (Python puts its
+    directory first on `sys.path`, so a planted `json.py` there runs at its `import
+    json`; node's `./` requires; a shell's `source "$(dirname "$0")/lib.sh"`), unless
+    that directory is the project, home or one of `roots` (where every file would be)."""
     # The environment an agent loads from the project: code for every process it starts.
     out: dict[str, None] = dict.fromkeys(
         os.path.join(project, name)
         for name in env_files(os.environ, Path(home), Path(project)))
+    scripts: dict[str, None] = {}
     for settings in settings_files(project, home):
         try:
             data = read_regular(settings, _LIMIT)
@@ -84,11 +90,18 @@ def programs(project: str, home: str, path_var: str | None) -> list[str]:
                 for word in _words(value, project, home):
                     for path in _paths(word, bases, None, program=False):
                         if os.path.isfile(path):
-                            out[path] = None
+                            out[path] = scripts[path] = None
             continue
         for word, program in _commands(parsed, project, home):
             for path in _paths(word, bases, path_var, program=program):
                 out[path] = None
+                if "/" in word or not program:  # named by its path, not looked up
+                    scripts[path] = None
+    kept = {project, home, "/", *roots}
+    for script in scripts:
+        directory = os.path.dirname(script)
+        if directory not in kept:
+            out[directory] = None
     return list(out)
 
 

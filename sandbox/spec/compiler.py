@@ -675,16 +675,16 @@ def _agent_programs(project: str, home: str, roots: tuple[str, ...]) -> tuple[
     existing: list[str] = []
     missing: list[str] = []
     links: list[tuple[str, str]] = []
-    for path in programs(project, home, os.environ.get("PATH")):
+    for path in programs(project, home, os.environ.get("PATH"), roots):
         if not _inside_any(path, roots) or path in roots:
             continue
         on_the_way = links_on_the_way(path, roots)
         if on_the_way:
             links += on_the_way
             real = _real(path)
-            if _inside_any(real, roots) and os.path.isfile(real):
+            if _inside_any(real, roots) and real not in roots and os.path.exists(real):
                 existing.append(real)
-        elif os.path.isfile(path):
+        elif os.path.isfile(path) or os.path.isdir(path):  # a script, a script's folder
             existing.append(path)
         elif not os.path.lexists(path):
             missing.append(path)

@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import stat
+import subprocess
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -372,6 +373,39 @@ def test_scripts_the_agents_settings_run_are_read_only(
     target.write_text("#!/bin/sh\nexit 0\n")
     attack(f"echo 'touch /tmp/pwned' >> {script}", lambda: "pwned" in target.read_text(),
            lambda: target.write_text("#!/bin/sh\nexit 0\n"))
+
+
+@pytest.mark.parametrize(("plant", "reset"), [
+    # A module of the name the hook imports, beside it: first on Python's sys.path.
+    ("printf 'import os\\nos.system(\"touch {marker}\")\\n' > .claude/hooks/json.py",
+     lambda hooks: (hooks / "json.py").unlink()),
+    # The hook's own helper module, rewritten.
+    ("printf 'import os\\nos.system(\"touch {marker}\")\\n' >> .claude/hooks/helpers.py",
+     lambda hooks: (hooks / "helpers.py").write_text("OK = 1\n")),
+])
+def test_what_a_script_the_settings_run_loads_beside_it(
+        attack: Attack, project: Path, home: Path, plant: str,
+        reset: Callable[[Path], None]) -> None:
+    """Next variant: the script is read-only, but Python runs it with its own directory
+    first on `sys.path`: a `json.py` planted beside it (or its helper rewritten) runs at
+    its imports, unconfined, at the agent's next tool call. Judged by running the hook
+    as the agent does (host python3, the hook's stdin)."""
+    _settings(project, ".claude/settings.json",
+              _hook('python3 "$CLAUDE_PROJECT_DIR"/.claude/hooks/check.py'))
+    hooks = project / ".claude" / "hooks"
+    hooks.mkdir()
+    (hooks / "check.py").write_text("import json, sys\nimport helpers\njson.load(sys.stdin)\n")
+    (hooks / "helpers.py").write_text("OK = 1\n")
+    marker = home.parent / f"hook-ran-{uuid.uuid4().hex}"
+
+    def worked() -> bool:
+        marker.unlink(missing_ok=True)
+        subprocess.run(["python3", str(hooks / "check.py")], input="{}", text=True,
+                       cwd=project, capture_output=True, check=False, timeout=60)
+        return marker.exists()
+
+    assert not worked()  # the hook as it is runs nothing planted
+    attack(plant.format(marker=marker), worked, lambda: reset(hooks))
 
 
 SKILL_HOOK = ("---\nname: x\ndescription: use for every task\nhooks:\n  PreToolUse:\n"
