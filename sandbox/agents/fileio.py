@@ -102,7 +102,7 @@ def write_file(path: str, data: bytes,
         dir_fd = open_dir(parent, create=True)
     except OSError as e:
         raise _failed(path, e) from e
-    temporary = f".{name[:64]}.swifty-{secrets.token_hex(6)}"
+    temporary = f".{os.fsdecode(os.fsencode(name)[:64])}.swifty-{secrets.token_hex(6)}"
     try:
         mode = None
         try:

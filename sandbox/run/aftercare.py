@@ -90,7 +90,9 @@ def move_aside(path: str) -> str | None:
             os.lstat(name, dir_fd=fd)
         except FileNotFoundError:
             return None
-        moved = f".swifty-blocked-{time.time_ns()}-{name[:64]}"
+        # 64 bytes of the name, not characters: 64 four-byte ones past NAME_MAX made
+        # the move fail, and so every later run refuse.
+        moved = f".swifty-blocked-{time.time_ns()}-" + os.fsdecode(os.fsencode(name)[:64])
         os.rename(name, moved, src_dir_fd=fd, dst_dir_fd=fd)
         return os.path.join(os.path.dirname(path), moved)
     finally:

@@ -630,6 +630,20 @@ def test_link_to_the_commands_own_tmp(attack: Attack, repo: Path, home: Path) ->
     attack(f"mkdir -p /tmp/x && ln -s {host_tmp}/x tools", tools.is_symlink, tools.unlink)
 
 
+def test_a_suspect_with_a_long_name_is_still_moved(attack: Attack, repo: Path,
+                                                   home: Path) -> None:
+    """The same link under a name of 63 four-byte characters (252 bytes, a legal name):
+    its moved-aside name cut to 64 characters was past NAME_MAX, the move failed, and
+    every later run refused until the user removed it."""
+    host_tmp = Sandbox(repo, home=home).spec().temp_dir
+    link = repo / ("\U0001d54f" * 63)
+    attack(f"mkdir -p /tmp/x && ln -s {host_tmp}/x {link.name}", link.is_symlink,
+           link.unlink)
+    assert [p.name for p in repo.glob(".swifty-blocked-*")]
+    again = Sandbox(repo, home=home).run(["true"])
+    assert again.exit_code == 0, again.stderr
+
+
 def test_new_repository_whose_work_tree_is_home(attack: Attack, repo: Path,
                                                 home: Path) -> None:
     config = repo / "sub" / ".git" / "config"

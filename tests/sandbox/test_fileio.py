@@ -117,3 +117,12 @@ def test_writes_keep_the_mode_make_directories_and_refuse_hard_links(tree: Path)
         read_file(str(tree / "dir" / "other"), 100, lambda: None)  # unknown: refused
     assert read_file(str(tree / "dir" / "other"), 100, nothing_hidden) == b"SECRET\n"
     assert not [n for n in os.listdir(tree / "dir") if ".swifty-" in n]  # no temp left
+
+
+def test_a_name_of_many_bytes_is_written(tree: Path) -> None:
+    """63 four-byte characters (252 bytes, a legal name): the temporary file beside it
+    takes 64 bytes of it, not 64 characters, which were past NAME_MAX."""
+    target = tree / "dir" / ("\U0001d54f" * 63)
+    write_file(str(target), b"new", nothing_hidden)
+    assert target.read_bytes() == b"new"
+    assert not [n for n in os.listdir(tree / "dir") if ".swifty-" in n]
