@@ -1,39 +1,91 @@
 """What the violation observer (`sandbox/linux/observe.py`) costs on file-heavy work.
 
     python -m benchmarks.violations [--runs N] [--files N] [--backend bwrap|landlock]
+                                    [--only c|pytest|true] [--base CHECKOUT]
 
-Two workloads, each run confined through `Sandbox.run` with the observer and without it
-(`observe.available` patched off here, in the benchmark only), interleaved (on, off, on,
-off, …) so that the machine's noise falls on both alike:
+Three workloads, each run confined through `Sandbox.run` with the observer and without
+it (`observe.available` patched off, in the benchmark's worker only), interleaved (on,
+off, on, off, …, which goes first alternating) so that the machine's noise falls on
+all alike:
 
 1. a C build: `make` of N small C files that include the usual libc headers (every
-   header an open the observer is told of, every object file a create);
+   header an open the observer is not told of, every object file a create);
 2. a test suite: pytest on 40 generated test files of 10 tests each, every test
    writing, reading and listing files in its `tmp_path` (imports, bytecode, temp
-   directories: the calls the observer is told of), cache and bytecode writes on.
+   directories: the calls the observer is told of), cache and bytecode writes on;
+3. `true`: what a run costs whatever the command does (bwrap's own set-up calls are
+   notified too: the filter is loaded before bwrap), four times `--runs` rounds.
+
+`--base CHECKOUT`: also the observer as it is in another checkout (say, main before a
+change), run by that checkout's own `.venv` — "before" — beside this one's, "after",
+in the same rounds (before, after, off). Each side runs in a worker process of its
+own venv, which times `Sandbox.run` alone.
 
 The C build's objects are removed before each run, outside the sandbox (a clean is not
-the build).
-
-Reported: the median wall time of each, and the ratio on/off (the target: ≤ 1.05).
+the build). Reported: the median wall time of each, the ratio on/off per pair and of
+the sums (the target: ≤ 1.05), and the load average.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
-import resource
 import statistics
+import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
-
-from swifty_sandbox import Sandbox
-from swifty_sandbox.sandbox.linux import observe
 
 _HEADERS = ("stdio.h", "stdlib.h", "string.h", "errno.h", "unistd.h", "fcntl.h",
             "sys/stat.h", "math.h", "time.h", "ctype.h")
+
+# A worker: one `Sandbox.run` per request line ({"command", "cwd", "observed", "clean"}),
+# its wall time back; the observer patched off where not observed. Standard library
+# and the checkout's own package only, so any checkout's venv can run it.
+_WORKER = r"""
+import json, sys, time
+from pathlib import Path
+from swifty_sandbox import Sandbox
+from swifty_sandbox.sandbox.linux import observe
+available = observe.available
+boxes = {}
+for line in sys.stdin:
+    ask = json.loads(line)
+    for built in ask["clean"]:
+        Path(built).unlink(missing_ok=True)
+    observe.available = available if ask["observed"] else (lambda: False)
+    box = boxes.get(ask["cwd"]) or boxes.setdefault(ask["cwd"], Sandbox(ask["cwd"]))
+    start = time.monotonic()
+    result = box.run(ask["command"], cwd=ask["cwd"], timeout=600)
+    elapsed = time.monotonic() - start
+    print(json.dumps({"wall": elapsed, "exit": result.exit_code,
+                      "stderr": result.stderr[-2000:]}), flush=True)
+"""
+
+
+class Worker:
+    """A checkout's `Sandbox.run`, in a process of its own venv."""
+
+    def __init__(self, python: str, checkout: Path) -> None:
+        self.proc = subprocess.Popen([python, "-c", _WORKER], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, cwd=checkout)
+
+    def run(self, command: str, cwd: str, observed: bool) -> float:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        clean = [str(p) for p in (*Path(cwd).glob("*.o"), Path(cwd) / "lib.a")]
+        self.proc.stdin.write(json.dumps({"command": command, "cwd": cwd,
+                                          "observed": observed, "clean": clean}) + "\n")
+        self.proc.stdin.flush()
+        answer = json.loads(self.proc.stdout.readline())
+        if answer["exit"] != 0:
+            sys.exit(f"{command!r} failed ({answer['exit']}): {answer['stderr']}")
+        return float(answer["wall"])
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait()
 
 
 def c_project(root: Path, files: int) -> str:
@@ -46,12 +98,6 @@ def c_project(root: Path, files: int) -> str:
                                    "%.o: %.c\n\tcc -O0 -c $< -o $@\n"
                                    "clean:\n\trm -f *.o lib.a\n")
     return "make -s -j1"
-
-
-def _cpu() -> float:
-    own, children = (resource.getrusage(who) for who in
-                     (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def test_suite(root: Path, files: int = 40) -> str:
@@ -70,46 +116,34 @@ def test_suite(root: Path, files: int = 40) -> str:
     return f"{sys.executable} -m pytest -q {tests}"
 
 
-def _clean(root: Path) -> None:
-    for built in (*root.glob("*.o"), root / "lib.a"):
-        built.unlink(missing_ok=True)
-
-
-def timed(box: Sandbox, command: str, cwd: str, observed: bool) -> tuple[float, float]:
-    """Wall time, and CPU time (the command's processes and this one's, the observer's
-    thread included: less noisy on a shared machine than the wall clock)."""
-    _clean(Path(cwd))
-    original = observe.available
-    if not observed:
-        observe.available = lambda: False
-    try:
-        start, cpu = time.monotonic(), _cpu()
-        result = box.run(command, cwd=cwd, timeout=600)
-        elapsed, cpu = time.monotonic() - start, _cpu() - cpu
-    finally:
-        observe.available = original
-    if result.exit_code != 0:
-        sys.exit(f"{command!r} failed ({result.exit_code}): {result.stderr[-2000:]}")
-    return elapsed, cpu
-
-
-def compare(name: str, box: Sandbox, command: str, cwd: str, runs: int) -> None:
-    timed(box, command, cwd, True)  # warm the caches
-    on: list[tuple[float, float]] = []
-    off: list[tuple[float, float]] = []
-    for i in range(runs):  # alternate which goes first: neither always meets a cold cache
-        pair = [timed(box, command, cwd, first) for first in ((True, False) if i % 2
-                                                               else (False, True))]
-        (a, b) = pair if i % 2 else pair[::-1]
-        on.append(a)
-        off.append(b)
-    for what, index in (("wall", 0), ("cpu", 1)):
-        ratios = [a[index] / b[index] for a, b in zip(on, off, strict=True)]
-        print(f"{name} [{what}]: observer on {statistics.median(a[index] for a in on):.3f}"
-              f" s, off {statistics.median(b[index] for b in off):.3f} s, ratio on/off "
-              f"(median of pairs) {statistics.median(ratios):.3f}, of the sums "
-              f"{sum(a[index] for a in on) / sum(b[index] for b in off):.3f}  (pairs: "
-              f"{', '.join(f'{r:.2f}' for r in ratios)})")
+def compare(name: str, sides: dict[str, tuple[Worker, bool]], command: str, cwd: str,
+            runs: int) -> None:
+    """`sides`: label → (worker, observed); the first unobserved one is the baseline."""
+    for worker, observed in sides.values():
+        worker.run(command, cwd, observed)  # warm the caches
+    times: dict[str, list[float]] = {label: [] for label in sides}
+    loads = [os.getloadavg()[0]]
+    for i in range(runs):  # alternate the order: none always meets a cold cache
+        labels = list(sides) if i % 2 else list(sides)[::-1]
+        for label in labels:
+            worker, observed = sides[label]
+            times[label].append(worker.run(command, cwd, observed))
+        loads.append(os.getloadavg()[0])
+    off = next(label for label, (_, observed) in sides.items() if not observed)
+    print(f"{name}: load {min(loads):.1f}-{max(loads):.1f}, {runs} rounds")
+    for label, samples in times.items():
+        line = f"  {label:>7}: median {statistics.median(samples):.3f} s"
+        if label != off:
+            ratios = [a / b for a, b in zip(samples, times[off], strict=True)]
+            line += (f", ratio to {off} (median of pairs) {statistics.median(ratios):.3f},"
+                     f" of the sums {sum(samples) / sum(times[off]):.3f}, extra "
+                     f"{(statistics.median(samples) - statistics.median(times[off])) * 1000:.1f}"
+                     f" ms  (pairs: {', '.join(f'{r:.2f}' for r in ratios)})")
+        print(line, flush=True)
+    if "before" in times and "after" in times:
+        ratios = [a / b for a, b in zip(times["after"], times["before"], strict=True)]
+        print(f"  after/before (median of pairs) {statistics.median(ratios):.3f}, of the "
+              f"sums {sum(times['after']) / sum(times['before']):.3f}", flush=True)
 
 
 def main() -> None:
@@ -117,19 +151,40 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--files", type=int, default=60)
     parser.add_argument("--backend", default=os.environ.get("SWIFTY_BACKEND", "bwrap"))
-    parser.add_argument("--only", choices=("c", "pytest"), default=None)
+    parser.add_argument("--only", choices=("c", "pytest", "true"), default=None)
+    parser.add_argument("--base", type=Path, default=None,
+                        help="another checkout (with its own .venv): the 'before' side")
     args = parser.parse_args()
     os.environ["SWIFTY_BACKEND"] = args.backend
-    with tempfile.TemporaryDirectory(dir=Path.home()) as folder:
-        root = Path(folder)
-        (root / ".git").mkdir()
-        if args.only in (None, "c"):
-            build = c_project(root, args.files)
-            compare(f"C build ({args.files} files)", Sandbox(root), build, str(root),
-                    args.runs)
-        if args.only in (None, "pytest"):
-            compare("pytest (400 tests in 40 files)", Sandbox(root), test_suite(root),
-                    str(root), args.runs)
+    here = Path(__file__).resolve().parent.parent
+    this = Worker(sys.executable, here)
+    workers = [this]
+    sides: dict[str, tuple[Worker, bool]] = {}
+    if args.base is not None:
+        base = Worker(str(args.base / ".venv" / "bin" / "python"), args.base)
+        workers.append(base)
+        sides["before"] = (base, True)
+        sides["after"] = (this, True)
+    else:
+        sides["on"] = (this, True)
+    sides["off"] = (this, False)
+    try:
+        with tempfile.TemporaryDirectory(dir=Path.home()) as folder:
+            root = Path(folder)
+            (root / ".git").mkdir()
+            if args.only in (None, "true"):
+                compare("true (a run's fixed cost)", sides, "true", str(root),
+                        args.runs * 4)
+            if args.only in (None, "c"):
+                build = c_project(root, args.files)
+                compare(f"C build ({args.files} files)", sides, build, str(root),
+                        args.runs)
+            if args.only in (None, "pytest"):
+                compare("pytest (400 tests in 40 files)", sides, test_suite(root),
+                        str(root), args.runs)
+    finally:
+        for worker in workers:
+            worker.close()
 
 
 if __name__ == "__main__":

@@ -139,8 +139,10 @@ def prepare() -> None:
         with contextlib.suppress(Exception):  # best effort: a worker builds what is missing
             profile = load_profile(name, Path("/"))
             export(profile.seccomp)
-            for bwrap in (True, False):  # the observer's filters under either launcher
-                split(syscall_rules(profile.seccomp), bwrap=bwrap)
+            # the observer's filters under either launcher (bwrap's hidden directories
+            # watched by their placeholders, or not)
+            for bwrap, listings in ((True, False), (True, True), (False, True)):
+                split(syscall_rules(profile.seccomp), bwrap=bwrap, listings=listings)
             prepare_env_globs(profile)
 
 

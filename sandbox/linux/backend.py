@@ -55,7 +55,7 @@ class LinuxBackend:
         try:
             dir_fds = {dest: launch.inherit(partial(_open_dir, path))
                        for dest, path in _bind_sources(spec).items()}
-            file_fds = placeholders.bind_fds(launch, spec)
+            file_fds, listings_watched = placeholders.bind_fds(launch, spec)
             caps = launch_caps(launch, spec.limits)
             seccomp_fd = launch.data("swifty-seccomp", partial(seccomp_bpf, spec.seccomp))
             status_fd = launch.status_pipe()
@@ -77,9 +77,11 @@ class LinuxBackend:
             launch.close()
             raise
         launch.spec, launch.preexec, launch.own_tree = spec, caps.preexec(), True
-        # bwrap's own calls while it builds the sandbox are not the command's
+        # bwrap's own calls while it builds the sandbox are not the command's; listings
+        # of hidden directories are their placeholders' (unless some are not watched)
         observe.attach(launch, ignore=(bwrap_path,), proxied=host.network is not None,
-                       profile=(seccomp_fd, syscall_rules(spec.seccomp)))
+                       profile=(seccomp_fd, syscall_rules(spec.seccomp)),
+                       listings=not listings_watched)
         launch.judge_with(partial(_judged, bwrap_path, list(command), caps, spec.cwd,
                                   spec.limits))
         return launch

@@ -16,7 +16,8 @@ the argv is built in these steps, and no step may move:
      tmpfs, the project's own bound read-write in it (after 6, so that a protected
      `~/.cache/swifty-sandbox` inside a writable home does not cover it).
   7. Unreadable paths last, so nothing above can uncover them: a directory behind an
-     empty 0000 tmpfs, a file behind /dev/null or a placeholder of its own.
+     empty directory of its own (0400, `placeholders.py`) or else an empty 0000 tmpfs,
+     a file behind a placeholder of its own or /dev/null.
 """
 
 from __future__ import annotations
@@ -35,9 +36,10 @@ def bwrap_argv(spec: SandboxSpec, command: Sequence[str], *, bwrap: str = "bwrap
     opened without following any symlink (`backend.open_dirs`; bwrap closes each after
     use, so one per mount); with them bwrap binds what was checked, even if a
     concurrent command swapped a directory for a link since. `file_fds`: by hidden
-    file, the O_PATH descriptor of the placeholder it is bound from (else /dev/null)."""
+    path, the O_PATH descriptor of the placeholder it is bound from (else /dev/null
+    for a file, an empty 0000 tmpfs for a directory)."""
     fds = dir_fds or {}
-    placeholders = file_fds or {}  # hidden file → its placeholder (`placeholders.py`)
+    placeholders = file_fds or {}  # hidden path → its placeholder (`placeholders.py`)
 
     def bind(source: str, dest: str) -> list[str]:
         return ["--bind-fd", str(fds[dest]), dest] if dest in fds else \
@@ -89,7 +91,8 @@ def bwrap_argv(spec: SandboxSpec, command: Sequence[str], *, bwrap: str = "bwrap
                  *bind(spec.toolchain_dir, spec.toolchain_dir), "--remount-ro", parent]
     # 7.
     for path in spec.unreadable_dirs:
-        argv += ["--perms", "0000", "--tmpfs", path, "--remount-ro", path]
+        argv += ["--ro-bind-fd", str(placeholders[path]), path] if path in placeholders \
+            else ["--perms", "0000", "--tmpfs", path, "--remount-ro", path]
     for path in spec.unreadable_files:
         argv += ["--ro-bind-fd", str(placeholders[path]), path] if path in placeholders \
             else ["--ro-bind", "/dev/null", path]

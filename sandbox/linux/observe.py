@@ -12,12 +12,15 @@ is added. The listener is served by one thread (`Observer`) until the run ends; 
 notified call waits for it, so it does the least it can per call (read the path, reply,
 keep the raw bytes) and judges later, in batches.
 
-What it notifies: opens for writing (masked compares on the flags) and of a directory
-(`O_DIRECTORY`: a listing), the calls that create, remove or rename a name, and
-`connect`. Not every open: the filter cannot tell reads apart by path, and notifying
-each one cost 50 % on a C build (`benchmarks/violations.py`); a hidden file read by
-name is found in what the command printed instead, labelled so and given no fix
-(`violations.from_output`).
+What it notifies: opens for writing (masked compares on the flags), the calls that
+create, remove or rename a name, and `connect`; and opens of a directory (`O_DIRECTORY`:
+a listing, `ls ~/.ssh`) only where the hidden directories are not watched another way
+(`listings`: under bwrap each is bound from a placeholder whose open inotify sees,
+`placeholders.py`, and Python's imports and pytest open directories by the hundred).
+Not every open: the filter cannot tell reads apart by path, and notifying each one cost
+50 % on a C build (`benchmarks/violations.py`); a hidden file read by name is seen by
+its placeholder, or else found in what the command printed, labelled so and given no
+fix (`violations.from_output`).
 
 What the supervisor reads (the path, the address) comes from the process's memory
 while the call waits; another thread of the command could change it before the kernel
@@ -121,10 +124,12 @@ _NUMBERS = {
 # (mask, value) of the open flags notified, any one: a write, a truncation or a create
 # — but not O_CREAT|O_EXCL, a fresh temporary file (mkstemp: two of a compiler's five
 # notified calls per file, the most common create there is and almost always in /tmp);
-# and O_DIRECTORY, a listing (`ls ~/.ssh`), rare in builds.
+# and, where hidden directories are not watched otherwise, O_DIRECTORY, a listing
+# (`ls ~/.ssh`: `_LISTING`).
 _OPEN_NOTIFIED = (
     *((bit | os.O_CREAT | os.O_EXCL, bit) for bit in (os.O_WRONLY, os.O_RDWR, os.O_TRUNC)),
-    (os.O_CREAT | os.O_EXCL, os.O_CREAT), (os.O_DIRECTORY, os.O_DIRECTORY))
+    (os.O_CREAT | os.O_EXCL, os.O_CREAT))
+_LISTING = (os.O_DIRECTORY, os.O_DIRECTORY)
 
 
 # The refused calls bwrap's own set-up makes while this filter is already loaded (it
@@ -151,16 +156,20 @@ def refused_rows(rows: tuple[SyscallRule, ...], *, bwrap: bool) -> tuple[Syscall
 
 
 def attach(launch: Launch, *, ignore: tuple[str, ...] = (), proxied: bool = False,
-           profile: tuple[int, tuple[SyscallRule, ...]] | None = None) -> None:
+           profile: tuple[int, tuple[SyscallRule, ...]] | None = None,
+           listings: bool = True) -> None:
     """Start `launch`'s process under an observer; when it closes, what was refused
     (`violations.classify`) joins `launch.violations`. Nothing where the observer
     cannot run (another kernel, no libseccomp): the run is as confined, only not
     explained. `profile`: the memfd holding the profile's filter and its rows (the
-    refused ones are reported: the memfd loses them once this filter is loaded)."""
+    refused ones are reported: the memfd loses them once this filter is loaded).
+    `listings`: whether directory opens are notified (not where every hidden
+    directory's listing is seen another way: `placeholders.py`)."""
     if launch.dry or not available() or any(_setuid(p) for p in ignore):
         return  # a setuid bwrap would lose its privilege under no_new_privs
     try:
-        refused, bpf, kept = split(profile[1] if profile else (), bwrap=bool(ignore))
+        refused, bpf, kept = split(profile[1] if profile else (), bwrap=bool(ignore),
+                                   listings=listings)
     except (SeccompUnavailable, ImportError, OSError, RuntimeError):
         return
     swap = (profile[0], kept) if kept is not None and profile is not None else None
@@ -187,32 +196,35 @@ def attach(launch: Launch, *, ignore: tuple[str, ...] = (), proxied: bool = Fals
     launch.on_close(close)
 
 
-@functools.lru_cache(maxsize=8)
-def split(rows: tuple[SyscallRule, ...], *, bwrap: bool
+@functools.lru_cache(maxsize=16)
+def split(rows: tuple[SyscallRule, ...], *, bwrap: bool, listings: bool = True
           ) -> tuple[tuple[SyscallRule, ...], bytes, bytes | None]:
     """For a profile's `rows`: the rows this observer reports (`refused_rows`), its
-    filter, and the profile's filter without them (None when none moved). A pure
-    function of the rows, cached per process: a warm server computes it for the
-    built-in profiles ahead (`cli/warm.py`), so its workers find it made."""
+    filter (telling it of directory opens where `listings`), and the profile's filter
+    without them (None when none moved). A pure function of the rows, cached per
+    process: a warm server computes it for the built-in profiles ahead
+    (`cli/warm.py`), so its workers find it made."""
     refused = refused_rows(rows, bwrap=bwrap)
-    bpf = _bpf(refused)
+    bpf = _bpf(refused, listings)
     if not refused:
         return refused, bpf, None
     moved = set(refused)
     return refused, bpf, export_rows(tuple(row for row in rows if row not in moved))
 
 
-@functools.lru_cache(maxsize=8)
-def _bpf(refused: tuple[SyscallRule, ...] = ()) -> bytes:
+@functools.lru_cache(maxsize=16)
+def _bpf(refused: tuple[SyscallRule, ...] = (), listings: bool = True) -> bytes:
     """The filter, from the BPF cache (`bpfcache`: a cold run does not import pyseccomp)
     when an entry for this very code checks, else built."""
     from .bpfcache import _identity, cached  # its imports only where a filter is made
 
+    def build() -> bytes:
+        return filter_bpf(reads=False, refused=refused, listings=listings)
+
     here = _identity(os.path.abspath(__file__))
     if here is None:
-        return filter_bpf(reads=False, refused=refused)
-    return cached(f"observe:{here}:{refused!r}",
-                  lambda: filter_bpf(reads=False, refused=refused))
+        return build()
+    return cached(f"observe:{here}:{refused!r}:{listings}", build)
 
 
 def available() -> bool:
@@ -220,12 +232,13 @@ def available() -> bool:
     return platform.machine() in _SYS_SECCOMP and hasattr(os, "pidfd_open")
 
 
-def filter_bpf(reads: bool = True, refused: tuple[SyscallRule, ...] = ()) -> bytes:
-    """The observer's BPF: NOTIFY for the calls above (opens for writing or of a
-    directory only unless `reads`: every open costs 50 % on a C build, see
-    `benchmarks/violations.py`) and for the `refused` rows (their conditions as the
-    profile has them), ALLOW for everything else and for foreign ABIs (the profile's
-    filter kills those)."""
+def filter_bpf(reads: bool = True, refused: tuple[SyscallRule, ...] = (),
+               listings: bool = True) -> bytes:
+    """The observer's BPF: NOTIFY for the calls above (opens for writing, and of a
+    directory where `listings`, only unless `reads`: every open costs 50 % on a C
+    build, see `benchmarks/violations.py`) and for the `refused` rows (their conditions
+    as the profile has them), ALLOW for everything else and for foreign ABIs (the
+    profile's filter kills those)."""
     sc = _import_pyseccomp()
     assert not {row.syscall for row in refused} & set(_CALLS)  # answered EPERM only
     f = filter_of(refused, action=sc.NOTIFY) if refused else sc.SyscallFilter(sc.ALLOW)
@@ -235,7 +248,7 @@ def filter_bpf(reads: bool = True, refused: tuple[SyscallRule, ...] = ()) -> byt
         if sc.resolve_syscall(sc.Arch.NATIVE, name) < 0:
             continue
         if name in _FLAGS_ARG and not reads:
-            for mask, value in _OPEN_NOTIFIED:
+            for mask, value in (*_OPEN_NOTIFIED, *((_LISTING,) if listings else ())):
                 f.add_rule(sc.NOTIFY, name, sc.Arg(_FLAGS_ARG[name], sc.MASKED_EQ, mask,
                                                    value))
         else:
@@ -325,10 +338,11 @@ class Observer:
             self._end.wait()
             self._waker = threading.get_native_id()
             if self._listener >= 0:
-                # The server's wake-up: a notified call of this thread's own (the
-                # server answers it and leaves; a server already gone: ENOSYS).
+                # The server's wake-up: a notified call of this thread's own, whatever
+                # the filter's options (the server answers it and leaves; a server
+                # already gone: ENOSYS). An empty name: ENOENT, nothing made.
                 with contextlib.suppress(OSError):
-                    os.close(os.open("/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC))
+                    os.mkdir("")
 
         # The server thread is made before the filter exists: a thread inherits its
         # maker's filter, and the server's own calls must not wait for themselves.

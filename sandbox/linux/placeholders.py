@@ -1,7 +1,10 @@
-"""Reads of hidden files, seen by the kernel: each hidden file no git would stage
-(`spec.placeholders`, `spec/gitstage.py`) is bound read-only from a placeholder of its
-own instead of /dev/null — an empty regular file, 0400, ours, in a directory of this
-run's (0700) in the host's /dev/shm — with a one-shot inotify watch for `IN_OPEN` on it.
+"""Reads of hidden files and listings of hidden directories, seen by the kernel: each
+hidden file no git would stage (`spec.placeholders`, `spec/gitstage.py`) is bound
+read-only from a placeholder of its own instead of /dev/null — an empty regular file,
+0400, ours, in a directory of this run's (0700) in the host's /dev/shm — and each hidden
+directory (`spec.unreadable_dirs`) from an empty directory of its own there, 0400 (its
+listing opens and is empty; no name inside can be looked up: EACCES, as the 0000 tmpfs
+it replaces gave), each with a one-shot inotify watch for `IN_OPEN` on it.
 The host's /dev/shm is out of every bwrap sandbox's reach (bwrap.py mounts a fresh
 tmpfs there), so no command opens a placeholder by another name; a tmpfs, so making
 them writes no journal (on the home's ext4 under load, 1.7 ms a file). When the launch
@@ -11,15 +14,18 @@ inside anyway), never a name the command did not reach it by.
 
 Why this costs nothing per call: inotify is the kernel's, queued at the open, and only
 these inodes are watched (the seccomp observer cannot tell reads apart by path, and
-notifying every open cost 50 % on a C build). One-shot: at most two events per
+notifying every open cost 50 % on a C build; with every hidden directory watched here it
+is not told of directory opens either, which Python's imports and pytest make by the
+hundred: `observe.attach`'s `listings`). One-shot: at most two events per
 placeholder, so the queue cannot overflow and lose one. A placeholder is its own inode,
 so a read of one never reports another; printing a path opens nothing. An empty file
 read returns 0 bytes and no `IN_ACCESS`, so `IN_OPEN` is the event. Writes fail on the
 read-only mount (EROFS, where /dev/null swallowed them), and the observer reports them
 as before. Where inotify cannot be had (the user's instances or watches used up), the
 placeholders are still bound (the argv is the one `compile` shows) and a note says
-that this run's reads go unreported. No writable /dev/shm: every hidden file on
-/dev/null, in `compile` alike.
+that this run's reads go unreported (the observer is then told of directory opens
+again). No writable /dev/shm: every hidden file on /dev/null and every hidden directory
+behind an empty 0000 tmpfs, in `compile` alike.
 
 Launch owns it all: the directory and its files are removed, and the inotify descriptor
 closed, when the launch ends (a failed compile, a timeout, an interrupt); a directory
@@ -39,7 +45,7 @@ from typing import TYPE_CHECKING
 from swifty_sandbox.messages import t
 
 from ..fsafe import open_dir
-from ..spec.compiler import SetupError
+from ..spec.compiler import PLACEHOLDERS_MOST, SetupError
 
 if TYPE_CHECKING:
     from ..backend import Launch
@@ -52,20 +58,29 @@ _SHM = "/dev/shm"
 _PREFIX = f"swifty-hidden-{os.getuid()}-"
 
 
-def bind_fds(launch: Launch, spec: SandboxSpec) -> dict[str, int]:
+def bind_fds(launch: Launch, spec: SandboxSpec) -> tuple[dict[str, int], bool]:
     """Hidden path → the descriptor of its placeholder (`--ro-bind-fd`), for each of
-    `spec.placeholders`; the reads reported into `launch.violations` when it ends."""
-    if not spec.placeholders or not os.access(_SHM, os.W_OK | os.X_OK):
-        return {}
+    `spec.placeholders` and of the hidden directories (at most `PLACEHOLDERS_MOST`);
+    the reads reported into `launch.violations` when it ends. And whether every hidden
+    directory is bound from a watched placeholder (then the observer need not be told
+    of directory opens)."""
+    dirs = spec.unreadable_dirs[:PLACEHOLDERS_MOST]
+    if not (spec.placeholders or dirs) or not os.access(_SHM, os.W_OK | os.X_OK):
+        return {}, not spec.unreadable_dirs
+    watched = len(dirs) == len(spec.unreadable_dirs)
     if launch.dry:
-        return {path: launch.inherit(_never) for path in spec.placeholders}
+        return {path: launch.inherit(_never) for path in (*spec.placeholders, *dirs)}, \
+            watched
     try:
         made = _Placeholders(_SHM)
     except OSError as e:
         raise SetupError(t("setup.placeholders", path=_SHM, error=e)) from e
     launch.on_close(partial(_report, made, launch))
-    return {path: launch.inherit(partial(made.add, i, path))
-            for i, path in enumerate(spec.placeholders)}
+    fds = {path: launch.inherit(partial(made.add, i, path))
+           for i, path in enumerate(spec.placeholders)}
+    fds.update((path, launch.inherit(partial(made.add, i, path, directory=True)))
+               for i, path in enumerate(dirs, len(spec.placeholders)))
+    return fds, watched and not made.unwatched
 
 
 def _never() -> int:
@@ -105,12 +120,19 @@ class _Placeholders:
         if self.inotify < 0:
             self.unwatched = os.strerror(ctypes.get_errno())
 
-    def add(self, index: int, path: str) -> int:
-        """The placeholder for `path`, watched, as an O_PATH descriptor."""
+    def add(self, index: int, path: str, *, directory: bool = False) -> int:
+        """The placeholder for `path` (an empty file, or an empty directory), watched,
+        as an O_PATH descriptor."""
         name = str(index)
-        fd = os.open(name, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW
-                     | os.O_CLOEXEC, 0o400, dir_fd=self.dir)
-        self.names.append(name)
+        if directory:
+            os.mkdir(name, 0o400, dir_fd=self.dir)
+            self.names.append(name)
+            fd = os.open(name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                         dir_fd=self.dir)
+        else:
+            fd = os.open(name, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW
+                         | os.O_CLOEXEC, 0o400, dir_fd=self.dir)
+            self.names.append(name)
         try:
             if not self.unwatched:
                 wd = self.libc.inotify_add_watch(self.inotify, f"/proc/self/fd/{fd}".encode(),
@@ -119,8 +141,12 @@ class _Placeholders:
                     self.unwatched = os.strerror(ctypes.get_errno())
                 else:
                     self.paths[wd] = path
-        finally:
+        except BaseException:
             os.close(fd)
+            raise
+        if directory:
+            return fd
+        os.close(fd)
         return os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=self.dir)
 
     def close(self) -> tuple[list[str], str]:
@@ -135,8 +161,7 @@ class _Placeholders:
             if self.inotify >= 0:
                 _close_later(self.inotify)
             for name in self.names:
-                with contextlib.suppress(OSError):
-                    os.unlink(name, dir_fd=self.dir)
+                _remove(name, self.dir)
             os.close(self.dir)
             with contextlib.suppress(OSError):
                 os.rmdir(self.name, dir_fd=self.parent)
@@ -195,10 +220,21 @@ def _sweep(parent: int) -> None:
                 if os.fstat(fd).st_uid != os.getuid():
                     continue
                 for entry in os.listdir(fd):
-                    os.unlink(entry, dir_fd=fd)
+                    _remove(entry, fd)
             finally:
                 os.close(fd)
             os.rmdir(name, dir_fd=parent)
+
+
+def _remove(name: str, parent: int) -> None:
+    """A placeholder file, or directory (empty: nothing can be made in it), gone."""
+    try:
+        os.unlink(name, dir_fd=parent)
+    except IsADirectoryError:
+        with contextlib.suppress(OSError):
+            os.rmdir(name, dir_fd=parent)
+    except OSError:
+        pass
 
 
 def _alive(pid: int) -> bool:

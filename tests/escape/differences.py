@@ -34,6 +34,9 @@ ROWS: dict[str, str] = {
     "hidden-file-reads": "a read of a hidden file (not a listing) is reported from the "
                          "command's output only (`seen: output`, no fix): no mounts, so "
                          "no watched placeholder",
+    "hidden-listings": "a listing of a hidden directory is reported only by a name the "
+                       "sandbox hides (the observer's directory opens), not through a "
+                       "link the command made or /proc/self/root",
     "violations-dns": "a name lookup is refused at socket() by the seccomp filter, before "
                       "any connect the observer sees: not reported, and at a terminal no "
                       "network hint",

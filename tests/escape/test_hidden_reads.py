@@ -80,13 +80,43 @@ def test_a_hidden_file_read_by_another_name(confined: Runner, unconfined: Runner
 
 def test_nothing_hidden_read_reports_nothing(confined: Runner, home: Path,
                                              project: Path) -> None:
-    """Control: naming, listing and stat-ing hidden files is no read of them."""
+    """Control: naming, listing and stat-ing hidden files (and a hidden directory) is
+    no read of them."""
     (home / ".netrc").write_text(SECRET + "\n")
+    (home / ".ssh").mkdir()
     _repo(project)
     result = confined(f"ls -la {home} {project} > /dev/null; test -e {home}/.netrc; "
-                      f"stat {project}/.env > /dev/null; cat {project}/.gitignore")
+                      f"stat {project}/.env > /dev/null; cat {project}/.gitignore; "
+                      f"test -d {home}/.ssh; stat {home}/.ssh > /dev/null")
     assert result.exit_code == 0, result.stderr
     assert result.violations == (), result.violations
+
+
+@pytest.mark.differs("hidden-listings")
+@pytest.mark.parametrize("spelling", ["link", "proc-root"])
+def test_a_hidden_directory_listed_by_another_name(confined: Runner, unconfined: Runner,
+                                                   home: Path, project: Path,
+                                                   spelling: str) -> None:
+    """bwrap: a hidden directory stands on an empty watched directory of its own, so a
+    listing by any name (a link the command made, /proc/self/root) is reported as the
+    hidden path, with its rule and fix; the names inside stay unlisted and the files
+    unreadable."""
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_ed25519").write_text(SECRET + "\n")
+    name = {"link": f"{project}/keys/", "proc-root": f"/proc/self/root{home}/.ssh"}[
+        spelling]
+    make = f"ln -sfn {home}/.ssh {project}/keys; " if spelling == "link" else ""
+    command = make + f"ls {name}; cat {name}/id_ed25519"
+    control = unconfined(command)
+    assert "id_ed25519" in control.stdout and SECRET in control.stdout
+    (project / "keys").unlink(missing_ok=True)
+    result = confined(command)
+    assert SECRET not in result.stdout
+    assert _kernel_reads(result) == [f"{home}/.ssh"], result.violations
+    found = next(v for v in result.violations if v["path"] == f"{home}/.ssh")
+    assert "denyRead" in str(found["rule"]) and found["fix"]
+    assert "id_ed25519" not in result.stdout
+    assert _placeholders() == []  # removed when the launch ended
 
 
 @pytest.mark.differs("hidden-file-reads")

@@ -56,6 +56,7 @@ def test_placeholders_where_git_stages_nothing(project: Path, home: Path) -> Non
 @pytest.mark.bwrap
 def test_the_launch_owns_them(project: Path, home: Path) -> None:
     (home / ".netrc").write_text("machine x\n")
+    (home / ".ssh").mkdir()
     spec, _ = prepare(Sandbox(project, home=home).run_spec(), "")  # its temp dir made
     before = _mine()
     with LinuxBackend().compile(spec, ["true"], Host(dry=True)):
@@ -65,8 +66,13 @@ def test_the_launch_owns_them(project: Path, home: Path) -> None:
     assert len(made) == 1
     folder = Path("/dev/shm") / made.pop()
     assert oct(folder.stat().st_mode & 0o777) == "0o700"
-    assert [oct(p.stat().st_mode & 0o777) for p in folder.iterdir()] == \
-        ["0o400"] * len(spec.placeholders)
-    assert all(p.stat().st_size == 0 for p in folder.iterdir())
+    # a file per hidden file git stages nowhere, a directory per hidden directory
+    files = [p for p in folder.iterdir() if not p.is_dir()]
+    dirs = [p for p in folder.iterdir() if p.is_dir()]
+    assert len(files) == len(spec.placeholders) and len(dirs) == len(spec.unreadable_dirs)
+    assert str(home / ".ssh") in spec.unreadable_dirs
+    assert {oct(p.stat().st_mode & 0o777) for p in (*files, *dirs)} == {"0o400"}
+    assert all(p.stat().st_size == 0 for p in files)
+    assert all(not os.listdir(p) for p in dirs)
     launch.close()  # never ran
     assert _mine() == before

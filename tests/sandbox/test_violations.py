@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from swifty_sandbox.policy.profile import SeccompProfile
 from swifty_sandbox.sandbox.agents import refusals
 from swifty_sandbox.sandbox.run.violations import (
@@ -256,6 +258,51 @@ def test_the_observer_sees_what_a_process_names() -> None:
     assert ("read", "/usr", None) in seen
     assert ("connect", "", (2, "127.0.0.1", 1)) in seen
     assert not any(s.path == "/dev/null" for s in observer.seen.values())  # a plain read
+
+
+def test_without_listings_directory_opens_are_not_notified() -> None:
+    """`listings=False` (every hidden directory watched by its placeholder instead): a
+    listing is not even notified, a write still is, and `stop` still wakes the server
+    (its wake-up is a call every filter notifies) and leaves no thread."""
+    import subprocess
+    import threading
+
+    from swifty_sandbox.sandbox.linux import observe
+
+    observer = observe.Observer(observe.filter_bpf(reads=False, listings=False))
+    script = ("import os\n"
+              "os.listdir('/usr')\n"
+              "try: open('/proc/1/nonexistent-x', 'w')\n"
+              "except OSError: pass\n")
+    proc = observer.spawn(lambda: subprocess.Popen(["/usr/bin/python3", "-I", "-c", script]))
+    assert proc.wait() == 0
+    observer.stop()
+    seen = {(s.op, s.path) for s in observer.seen.values()}
+    assert ("create-write", "/proc/1/nonexistent-x") in seen
+    assert not any(op == "read" for op, _ in seen), seen
+    assert not [t for t in threading.enumerate() if t.name.startswith("swifty-")]
+
+
+@pytest.mark.bwrap
+def test_a_bwrap_launch_leaves_listings_to_the_placeholders(project: Path,
+                                                            home: Path) -> None:
+    """Under bwrap every hidden directory stands on a watched placeholder, so the
+    observer's filter is the one without directory opens."""
+    from swifty_sandbox import Sandbox
+    from swifty_sandbox.sandbox.backend import Host
+    from swifty_sandbox.sandbox.linux import observe
+    from swifty_sandbox.sandbox.linux.backend import LinuxBackend
+    from swifty_sandbox.sandbox.run.launch import prepare
+
+    (home / ".ssh").mkdir()
+    spec, _ = prepare(Sandbox(project, home=home).run_spec(), "")
+    with LinuxBackend().compile(spec, ["true"], Host()) as launch:
+        assert launch.argv.count("--ro-bind-fd") >= len(spec.unreadable_dirs) > 0
+        if launch.spawn is None:
+            pytest.skip("no observer here")
+        observer = launch.spawn.__self__  # type: ignore[attr-defined]
+        assert observer.bpf == observe._bpf(observer.refused, False)
+        assert observer.bpf != observe._bpf(observer.refused, True)
 
 
 def test_the_observer_reads_relative_and_long_paths_and_leaves_no_thread(
