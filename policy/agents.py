@@ -105,6 +105,17 @@ class AgentInfo:
     project_settings: tuple[str, ...] = ()
     # The same in the user's config dir (`user_dir`).
     user_settings: tuple[str, ...] = ()
+    # The agent reads its folder below the project root too (Claude Code's skills once
+    # it works on a file there; Gemini CLI's `.gemini/` in the folder it starts in;
+    # Codex's `.codex/config.toml` in each folder from the project root to where it
+    # starts): such a folder is kept read-only whole, and one a command makes is moved
+    # aside (`nested_folders`).
+    nested: bool = False
+    # Everything in the agent's folder in the project is the agent's, not the project's
+    # (Codex, Gemini CLI; not Claude Code, whose `.claude/worktrees/` holds the agent's
+    # own work): kept read-only whole, one a command makes moved aside, never written
+    # by the file tools, at any depth (`whole_folders`).
+    whole_folder: bool = False
     # Files in the project the agent loads into its own environment, relative to the
     # root: every process it starts on the host inherits them, so a `BASH_ENV` or
     # `LD_PRELOAD` written there runs code outside the sandbox (kept as what the
@@ -241,6 +252,7 @@ AGENTS: Mapping[Agent, AgentInfo] = {
         # `hooks`, which Claude Code runs on the host as it runs its settings' hooks.
         project_settings=(".claude/settings.json", ".claude/settings.local.json", ".mcp.json",
                           ".claude/skills", ".claude/agents", ".claude/commands"),
+        nested=True,
         user_settings=("settings.json", "settings.local.json"),
         config_dir_var="CLAUDE_CONFIG_DIR", secrets=(".credentials.json",),
         moved_secrets=(".claude.json",),
@@ -251,7 +263,9 @@ AGENTS: Mapping[Agent, AgentInfo] = {
             # Codex's hooks name its command tools (`exec_command`, `shell`) "Bash".
             ShellTool("Bash", "PreToolUse"),
         ),
+        # And the whole folder (`whole_folder`: its agents, hooks, skills too).
         project_settings=(".codex/config.toml", ".codex/hooks.json"),
+        nested=True, whole_folder=True,
         user_settings=("config.toml", "hooks.json"),
         # Codex loads `$CODEX_HOME/.env` at every start (0.171's arg0 `load_dotenv`),
         # over what is set already (`PATH`, `BASH_ENV`, `LD_PRELOAD`; only `CODEX_*`
@@ -262,7 +276,10 @@ AGENTS: Mapping[Agent, AgentInfo] = {
     Agent.GEMINI: AgentInfo(
         Agent.GEMINI, "Gemini CLI", ".gemini", "settings.json", "BeforeTool",
         shell_tools=(ShellTool("run_shell_command", "BeforeTool", cwd="dir_path"),),
-        project_settings=(".gemini/settings.json",),
+        # And the whole folder (`whole_folder`): besides the settings, `commands/` (`!{…}`
+        # runs a shell on the host), `extensions/` (MCP servers), `policies/`,
+        # `skills/`, `agents/`, `.env`.
+        project_settings=(".gemini/settings.json",), nested=True, whole_folder=True,
         # A trusted folder's `.gemini/.env`, else `.env` (0.61's `loadEnvironment`):
         # each variable not set already, the bash that runs our rewrite included. Looked
         # for in the folder Gemini starts in and each one above it (`findEnvFile`),
@@ -338,6 +355,31 @@ def user_secrets(env: Mapping[str, str], home: Path) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
+def whole_folders() -> tuple[str, ...]:
+    """The agents' folders in a project that are theirs whole (`AgentInfo.whole_folder`)."""
+    return tuple(info.folder for info in AGENTS.values() if info.whole_folder)
+
+
+def nested_folders() -> tuple[str, ...]:
+    """The agents' folders they read below the project root too (`AgentInfo.nested`)."""
+    return tuple(info.folder for info in AGENTS.values() if info.nested)
+
+
+def upward_env_files(env: Mapping[str, str], home: Path, project: Path) -> tuple[str, ...]:
+    """The environment files an agent looks for in the folders above the project too
+    (Gemini CLI walks up from where it starts): each ancestor's, absolute. Those in
+    the agent's own folder always, the others where `env_files` keeps the project's."""
+    kept = env_files(env, home, project)
+    out: list[str] = []
+    for info in AGENTS.values():
+        if not info.upward_env_files:
+            continue
+        for ancestor in project.parents:
+            if ancestor != home:  # `~/.env` and the agents' folders are protected already
+                out += [str(ancestor / name) for name in info.env_files if name in kept]
+    return tuple(dict.fromkeys(out))
+
+
 def user_settings(env: Mapping[str, str], home: Path) -> tuple[Path, ...]:
     """Every agent's settings files of this user, where the agents read them."""
     return tuple(dict.fromkeys(path for info in AGENTS.values()
@@ -345,4 +387,5 @@ def user_settings(env: Mapping[str, str], home: Path) -> tuple[Path, ...]:
 
 
 __all__ = ["AGENTS", "Agent", "AgentInfo", "FileTool", "ShellTool", "Trust", "env_files",
-           "project_settings", "user_dirs", "user_secrets", "user_settings"]
+           "nested_folders", "project_settings", "upward_env_files", "user_dirs",
+           "user_secrets", "user_settings", "whole_folders"]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from swifty_sandbox.messages import t
 
-from .agents import project_settings, user_secrets
+from .agents import project_settings, user_secrets, whole_folders
 from .analysis import BashAnalysis, analyse
 from .blacklist import check as blacklist_check
 from .blacklist import known_values, with_known
@@ -126,11 +126,12 @@ class Host:
     git_trusts: Callable[[str], bool] = field(default=lambda path: False)
 
 
-# The agents' settings (the agent table; for a folder of them, anything below it), at
+# The agents' settings (the agent table; for a folder of them, anything below it: the
+# whole `.codex/` and `.gemini/` among them), at
 # any depth and in home too (the project's own are in the mandatory list too): whoever
 # writes them can remove swifty-sandbox's hooks, or add a hook or MCP server that runs
 # outside any sandbox at the agent's next start.
-AGENT_SETTINGS_NAMES = tuple("/" + name for name in project_settings())
+AGENT_SETTINGS_NAMES = tuple("/" + name for name in (*project_settings(), *whole_folders()))
 _AGENT_NAMES_FOLDED = tuple(name.lower() for name in AGENT_SETTINGS_NAMES)
 
 

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 from ..run.executor import DEVNULL, EXIT_TIMEOUT, Completed, OnOutput
 from ..run.launch import run_unconfined, shell_argv
 from ..run.selection import run_selected
-from ..spec.agentexec import programs
+from ..spec.agentexec import marketplaces, programs
 from ..spec.compiler import (
     EXIT_SETUP,
     Limits,
@@ -246,7 +246,11 @@ class Sandbox:
                     *programs(str(policy.project), str(policy.home),
                               os.environ.get("PATH"), policy.roots))
                     for name in (p, os.path.realpath(p)))),
-                trusted_paths(policy.settings.bwrap),
+                # Trees run outside whole: ours, and Claude Code's local plugin
+                # marketplaces (read in place at each start).
+                (*trusted_paths(policy.settings.bwrap),
+                 *(name for p in marketplaces(str(policy.project), str(policy.home))
+                   for name in dict.fromkeys((p, os.path.realpath(p))))),
                 tuple(dict.fromkeys(name for p in user_settings(os.environ, policy.home)
                                     for name in (str(p), os.path.realpath(p)))),
                 # Asked again each time (rarely: a file with several links): a long-lived

@@ -38,7 +38,7 @@ from ..fsafe import links_on_the_way, open_dir
 from ..spec import gitfiles, walkcache
 from ..spec.compiler import (
     MARKERS,
-    NESTED_AGENT_DIR,
+    NESTED_AGENT_DIRS,
     Identity,
     SandboxSpec,
     Snapshot,
@@ -262,7 +262,7 @@ def suspects(spec: SandboxSpec) -> tuple[list[tuple[str, str]], Found]:
     out: list[tuple[str, str]] = []
     for path in dict.fromkeys((*spec.watch, *spec.heads_pending, *(
             p for p in found.named if p not in before and (
-                not p.endswith(NESTED_AGENT_DIR) or nested_agent_dir(p, spec.project))))):
+                not p.endswith(NESTED_AGENT_DIRS) or nested_agent_dir(p, spec.project))))):
         try:
             if path.endswith("/HEAD"):  # a bare repository: git finds it from inside
                 directory = os.path.dirname(path)

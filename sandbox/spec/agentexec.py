@@ -30,7 +30,13 @@ import shlex
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from swifty_sandbox.policy.agents import env_files, user_settings
+from swifty_sandbox.policy.agents import (
+    AGENTS,
+    Agent,
+    env_files,
+    upward_env_files,
+    user_settings,
+)
 from swifty_sandbox.policy.protected import AGENT_SETTINGS
 from swifty_sandbox.policy.yamlnodes import NotRegular, TooLarge, read_regular
 
@@ -71,9 +77,12 @@ def programs(project: str, home: str, path_var: str | None,
     json`; node's `./` requires; a shell's `source "$(dirname "$0")/lib.sh"`), unless
     that directory is the project, home or one of `roots` (where every file would be)."""
     # The environment an agent loads from the project: code for every process it starts.
-    out: dict[str, None] = dict.fromkeys(
-        os.path.join(project, name)
-        for name in env_files(os.environ, Path(home), Path(project)))
+    # Gemini CLI looks for them from where it starts up to `/`: those above the project
+    # too (writable where a writable root holds the project's parent).
+    out: dict[str, None] = dict.fromkeys((
+        *(os.path.join(project, name)
+          for name in env_files(os.environ, Path(home), Path(project))),
+        *upward_env_files(os.environ, Path(home), Path(project))))
     scripts: dict[str, None] = {}
     for settings in settings_files(project, home):
         try:
@@ -227,4 +236,57 @@ def _paths(word: str, bases: tuple[str, ...], path_var: str | None, *,
     return []
 
 
-__all__ = ["USER_STATE", "programs", "settings_files"]
+def marketplaces(project: str, home: str) -> list[str]:
+    """Claude Code's local plugin marketplaces, as absolute folders (existing or not):
+    each `extraKnownMarketplaces` entry of a settings file whose source is a
+    `directory` (its `path`) or a `file` (the folder holding the file's
+    `.claude-plugin/`), and each folder `plugins/known_marketplaces.json` in the user's
+    config dir recorded (`installLocation`: it stays after the declaration is gone).
+    Claude Code reads such a marketplace's plugins in place at every start (2.1.332:
+    "its plugins load in place from the declared path"): their hooks, MCP, LSP and
+    monitor commands run on the host, so the whole folder is kept, not file by file."""
+    out: dict[str, None] = {}
+    config = AGENTS[Agent.CLAUDE_CODE].user_dir(os.environ, Path(home))
+    known = os.path.join(config, "plugins", "known_marketplaces.json")
+    for settings in (*settings_files(project, home), known):
+        try:
+            data = read_regular(settings, _LIMIT)
+        except (NotRegular, TooLarge, OSError, ValueError):
+            continue
+        parsed = _parse(settings, data.decode("utf-8", errors="surrogateescape")) \
+            if data is not None else None
+        if not isinstance(parsed, dict):
+            continue
+        entries = parsed.get("extraKnownMarketplaces") if settings != known else parsed
+        if not isinstance(entries, dict):
+            continue
+        for entry in entries.values():
+            for folder in _marketplace_folders(entry, home):
+                for base in (project, os.path.dirname(settings)):
+                    out[os.path.normpath(os.path.join(base, folder))] = None
+    return list(out)
+
+
+def _marketplace_folders(entry: object, home: str) -> list[str]:
+    if not isinstance(entry, dict):
+        return []
+    folders: list[str] = []
+    location = entry.get("installLocation")
+    source = entry.get("source")
+    if isinstance(source, dict) and source.get("source") in ("directory", "file"):
+        path = source.get("path")
+        if isinstance(path, str) and path:
+            if source.get("source") == "file":  # `…/.claude-plugin/marketplace.json`
+                path = os.path.dirname(os.path.dirname(path.rstrip("/"))) or "."
+            folders.append(path)
+        if isinstance(location, str) and location:
+            folders.append(location)
+    expanded = []
+    for folder in folders:
+        if folder == "~" or folder.startswith("~/"):
+            folder = home + folder[1:]
+        expanded.append(folder)
+    return expanded
+
+
+__all__ = ["USER_STATE", "marketplaces", "programs", "settings_files"]

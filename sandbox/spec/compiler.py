@@ -35,7 +35,7 @@ from swifty_sandbox.policy import (
     cachefile,
     decide,
 )
-from swifty_sandbox.policy.agents import user_settings
+from swifty_sandbox.policy.agents import nested_folders, user_settings, whole_folders
 from swifty_sandbox.policy.engine import temp_dirs
 from swifty_sandbox.policy.errors import ExitCode
 from swifty_sandbox.policy.paths import expand_home, is_within, project_digest, project_state_dir
@@ -67,20 +67,23 @@ TEMP_MOUNTS = ("/tmp", "/var/tmp")
 PLACEHOLDERS_MOST = 512
 # The lock reason bound at each linked worktree's `locked` (see `worktree_locks`).
 LOCK_REASON = ".cache/swifty-sandbox/worktree-locked"
+# The agents' folders they read below the project root too (the agent table: Claude
+# Code finds skills, whose frontmatter's hooks run on the host, in a `.claude/` below
+# the project once it works on a file there; Gemini CLI reads the `.gemini/` of the
+# folder it starts in; Codex each `.codex/config.toml` from the project root to where
+# it starts): a nested one is kept read-only whole, and one a command makes is moved
+# aside. The project's own `.claude/` is its settings files and folders
+# (`AGENT_SETTINGS`), kept one by one.
+NESTED_AGENT_DIRS = tuple("/" + name for name in nested_folders())
 # Names looked for in the project before and after each command: a repository (a `.git`,
 # or a bare one's `HEAD`), a policy directory or a nested agent folder that appears is
 # checked.
-MARKERS = frozenset((".git", ".swifty", "HEAD", ".claude"))
-# Claude Code finds skills (and their frontmatter's hooks, run on the host) in a
-# `.claude/` below the project too, once it works on a file there: a nested one is kept
-# read-only whole, and one a command makes is moved aside. The project's own `.claude/`
-# is its settings files and folders (`AGENT_SETTINGS`), kept one by one.
-NESTED_AGENT_DIR = "/.claude"
+MARKERS = frozenset((".git", ".swifty", "HEAD", *nested_folders()))
 
 
 def nested_agent_dir(path: str, project: str) -> bool:
-    """Whether `path` is an agent folder below the project's root (`NESTED_AGENT_DIR`)."""
-    return path.endswith(NESTED_AGENT_DIR) and os.path.dirname(path) != project
+    """Whether `path` is an agent folder below the project's root (`NESTED_AGENT_DIRS`)."""
+    return path.endswith(NESTED_AGENT_DIRS) and os.path.dirname(path) != project
 # Symlinks inside hidden directories are followed to hide what they lead to; a hidden
 # tree larger than this is refused rather than half scanned.
 _HIDDEN_SCAN_LIMIT = 20_000
@@ -670,12 +673,16 @@ def _agent_programs(project: str, home: str, roots: tuple[str, ...]) -> tuple[
     """What the agents' settings run that lies in a writable root (`agentexec`): the
     existing files (read-only), the missing ones (watched), and the links on the way
     (checked after the run; the file they lead to is read-only)."""
-    from .agentexec import programs  # its readers load only when a sandbox is built
+    from .agentexec import marketplaces, programs  # load only when a sandbox is built
 
     existing: list[str] = []
     missing: list[str] = []
     links: list[tuple[str, str]] = []
-    for path in programs(project, home, os.environ.get("PATH"), roots):
+    # Folders kept whole: Claude Code's local plugin marketplaces, and the agents'
+    # folders in the project that are theirs whole (`.codex/`, `.gemini/`).
+    folders = {*marketplaces(project, home),
+               *(os.path.join(project, name) for name in whole_folders())}
+    for path in (*programs(project, home, os.environ.get("PATH"), roots), *folders):
         if not _inside_any(path, roots) or path in roots:
             continue
         on_the_way = links_on_the_way(path, roots)

@@ -100,11 +100,12 @@ class Agent:
         return [exe, "-p", PROMPT, "-o", "json", "--skip-trust", "-m", "gemini-2.5-pro",
                 *extra]
 
-    def run(self, script: list[Call], *extra: str) -> Run:
+    def run(self, script: list[Call], *extra: str, cwd: Path | None = None) -> Run:
         model = Model(script=script)
         with ModelServer(model) as url:
             env = {**self.env, "ANTHROPIC_BASE_URL": url, "GOOGLE_GEMINI_BASE_URL": url}
-            process = subprocess.Popen(self.argv(url, extra), cwd=self.project, env=env,
+            process = subprocess.Popen(self.argv(url, extra), cwd=cwd or self.project,
+                                       env=env,
                                        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                        stderr=subprocess.PIPE, text=True,
                                        start_new_session=True)

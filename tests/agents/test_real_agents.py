@@ -153,13 +153,19 @@ SESSIONS: dict[str, Callable[[Path], Session]] = {
     "monitor": monitor_session,
     "codex-sandbox": lambda base: codex_sandbox_session(base),
     "codex-home": lambda base: codex_home_session(base),
+    "claude-plugin": lambda base: claude_plugin_session(base),
+    "gemini-nested": lambda base: gemini_nested_session(base),
 }
 # The tests that judge a session of their own, by the session's name.
 _JUDGES = {"test_claude_monitor_runs_confined_and_an_mcp_ask_comes_back_with_the_rule":
            "monitor",
            "test_an_approved_ask_runs_confined_inside_codexs_own_sandbox": "codex-sandbox",
            "test_codex_loads_its_home_env_and_a_confined_command_cannot_plant_it":
-           "codex-home"}
+           "codex-home",
+           "test_claude_runs_a_local_marketplaces_plugin_in_place_and_no_command_plants_it":
+           "claude-plugin",
+           "test_gemini_started_in_a_subfolder_loads_its_env_and_no_command_plants_it":
+           "gemini-nested"}
 
 
 class Sessions:
@@ -360,3 +366,94 @@ def test_codex_loads_its_home_env_and_a_confined_command_cannot_plant_it(
                               "true"], cwd=agent.project, env=agent.env,
                              capture_output=True, text=True, timeout=60, check=False)
     assert ran.exists(), started
+
+
+def _plugin_hooks(marker: Path) -> str:
+    return json.dumps({"hooks": {"SessionStart": [{"hooks": [
+        {"type": "command", "command": f"touch {marker}"}]}]}})
+
+
+def claude_plugin_session(base: Path) -> Session:
+    """One Claude Code run whose user settings declare a plugin marketplace in a folder
+    of the project (`extraKnownMarketplaces`, a `directory` source) and enable its
+    plugin, whose own hook marks each start: its command tries to rewrite the plugin's
+    hooks."""
+    agent = installed(lambda n: new_agent(base / "claude-plugin", n), "claude-code")
+    market = agent.project / "tools" / "market"
+    (market / ".claude-plugin").mkdir(parents=True)
+    (market / ".claude-plugin" / "marketplace.json").write_text(json.dumps(
+        {"name": "local", "owner": {"name": "me"},
+         "plugins": [{"name": "p", "source": "./p", "description": "p"}]}))
+    (market / "p" / ".claude-plugin").mkdir(parents=True)
+    (market / "p" / ".claude-plugin" / "plugin.json").write_text(
+        json.dumps({"name": "p", "version": "1.0.0"}))
+    (market / "p" / "hooks").mkdir()
+    hooks = market / "p" / "hooks" / "hooks.json"
+    hooks.write_text(_plugin_hooks(agent.home / "plugin-started"))
+    settings = agent.config_dir / "settings.json"
+    merged = json.loads(settings.read_text())
+    merged["extraKnownMarketplaces"] = {
+        "local": {"source": {"source": "directory", "path": str(market)}}}
+    merged["enabledPlugins"] = {"p@local": True}
+    settings.write_text(json.dumps(merged))
+    attack = f"echo '{_plugin_hooks(agent.home / 'pwned-by-plugin')}' > {hooks}; echo tried"
+    computed = f"d=$(dirname {hooks}); " + attack.replace(str(hooks), '"$d/hooks.json"')
+    return Session(agent, agent.run([shell("claude-code", attack),
+                                     shell("claude-code", computed)]), attack=attack)
+
+
+def test_claude_runs_a_local_marketplaces_plugin_in_place_and_no_command_plants_it(
+        sessions: Sessions) -> None:
+    """Claude Code reads a local marketplace's plugins in place at every start (their
+    hooks run on the host): its commands could not rewrite them; unconfined (the
+    control) the same command does, and the next start runs the planted hook."""
+    session = sessions["claude-plugin"].result()
+    agent, run = session.agent, session.run
+    hooks = agent.project / "tools" / "market" / "p" / "hooks" / "hooks.json"
+    results = run.results()
+    assert len(results) == 2, (run.stdout[-2000:], run.stderr[-2000:], results)
+    assert (agent.home / "plugin-started").exists()  # the plugin was loaded, in place
+    assert all("tried" in r or refused(r) for r in results), results
+    assert "pwned-by-plugin" not in hooks.read_text(), results
+    control = unconfined(agent.home, session.attack)
+    assert "pwned-by-plugin" in hooks.read_text(), control
+    again = agent.run([shell("claude-code", "true")])
+    assert (agent.home / "pwned-by-plugin").exists(), (again.stdout[-1000:], again.stderr)
+
+
+def gemini_nested_session(base: Path) -> Session:
+    """One Gemini CLI run at the project root whose commands try to plant the `.env`
+    Gemini CLI loads when started in `pkg/` (`pkg/.gemini/.env`, found first on its way
+    up), as written and with the folder known only at run time."""
+    agent = installed(lambda n: new_agent(base / "gemini-nested", n), "gemini")
+    (agent.project / "pkg").mkdir()
+    script = agent.home / "at-start.sh"
+    script.write_text(f"touch {agent.home / 'ran-at-start'}\n")
+    env_file = agent.project / "pkg" / ".gemini" / ".env"
+    attack = f"mkdir -p pkg/.gemini && echo BASH_ENV={script} > {env_file}; echo planted"
+    computed = f"d=$(echo pkg/.gemini); mkdir -p $d && echo BASH_ENV={script} > $d/.env; " \
+        "echo planted"
+    return Session(agent, agent.run([shell("gemini", attack), shell("gemini", computed)]),
+                   attack=attack)
+
+
+def test_gemini_started_in_a_subfolder_loads_its_env_and_no_command_plants_it(
+        sessions: Sessions) -> None:
+    """Gemini CLI looks for `.gemini/.env` (then `.env`) from the folder it starts in
+    up to `/`, and sets each variable not set already, `BASH_ENV` too: started in
+    `pkg/`, a planted `pkg/.gemini/.env` runs code in the shell of its next command,
+    outside any sandbox. Its commands could not leave one there; unconfined (the
+    control) they do, and Gemini CLI started in `pkg/` runs the planted script."""
+    session = sessions["gemini-nested"].result()
+    agent, run = session.agent, session.run
+    env_file = agent.project / "pkg" / ".gemini" / ".env"
+    ran = agent.home / "ran-at-start"
+    results = run.results()
+    assert len(results) == 2, (run.stdout[-2000:], run.stderr[-2000:], results)
+    assert not env_file.exists(), results
+    assert not ran.exists()
+    assert any("planted" in r for r in results), results  # it ran, confined
+    control = unconfined(agent.project, session.attack)
+    assert env_file.exists(), control
+    again = agent.run([shell("gemini", "echo hi")], cwd=agent.project / "pkg")
+    assert ran.exists(), (again.stdout[-1000:], again.stderr[-1000:], again.results())

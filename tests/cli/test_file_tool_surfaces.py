@@ -226,7 +226,7 @@ INVARIANTS: tuple[Row, ...] = (
     Row("write the .env Gemini CLI loads into its environment", Tool.WRITE_FILE, "{p}/.env",
         "deny", "swifty-sandbox or its hooks run", absent=("{p}/.env",)),
     Row("write Gemini CLI's own .env", Tool.WRITE_FILE, "{p}/.gemini/.env", "deny",
-        "swifty-sandbox or its hooks run", absent=("{p}/.gemini/.env",)),
+        "hook settings", absent=("{p}/.gemini/.env",)),
     # The agents' user config dirs where their variables moved them: protected whole (all
     # of it is read or run at the agent's next start), their credentials hidden.
     Row("write the .env Codex loads at start where CODEX_HOME moved it", Tool.WRITE_FILE,
@@ -245,10 +245,26 @@ INVARIANTS: tuple[Row, ...] = (
     Row("write the .env Gemini CLI loads from its moved home", Tool.WRITE_FILE,
         "{h}/gemini-home/.env", "deny", "protected", absent=("{h}/gemini-home/.env",)),
     Row("write Gemini CLI's .env where GEMINI_CLI_HOME moved it", Tool.WRITE_FILE,
-        "{h}/gemini-home/.gemini/.env", "deny", "protected",
+        "{h}/gemini-home/.gemini/.env", "deny", "hook settings",
         absent=("{h}/gemini-home/.gemini/.env",)),
     Row("read Gemini CLI's credentials where GEMINI_CLI_HOME moved it", Tool.READ_FILE,
         "{h}/gemini-home/.gemini/oauth_creds.json", "deny", "secrets"),
+    # The agents' folders in the project (Gemini CLI's `!{…}` commands, extensions and
+    # policies; Codex's agents), at any depth, and the env files above the project.
+    Row("write a Gemini CLI custom command", Tool.WRITE_FILE, "{p}/.gemini/commands/t.toml",
+        "deny", "hook settings", absent=("{p}/.gemini/commands/t.toml",)),
+    Row("write a Gemini CLI .env below the project root", Tool.WRITE_FILE,
+        "{p}/pkg/.gemini/.env", "deny", "hook settings", absent=("{p}/pkg/.gemini/.env",)),
+    Row("write a Codex agent", Tool.WRITE_FILE, "{p}/.codex/agents/x.toml", "deny",
+        "hook settings", absent=("{p}/.codex/agents/x.toml",)),
+    Row("write the .env Gemini CLI finds above the project", Tool.WRITE_FILE,
+        "{p}/../.env", "deny", "hooks run", absent=("{p}/../.env",)),
+    # A local plugin marketplace Claude Code recorded: it reads the plugins in place.
+    Row("write a plugin's hooks in a local Claude Code marketplace", Tool.WRITE_FILE,
+        "{p}/tools/market/p/hooks/hooks.json", "deny", "hooks run",
+        absent=("{p}/tools/market/p/hooks/hooks.json",)),
+    Row("control: write beside the marketplace", Tool.WRITE_FILE, "{p}/tools/notes.txt",
+        "allow"),
     Row("edit a file the profile hides", Tool.EDIT_FILE, "{h}/.ssh/id_ed25519", "deny",
         "hidden", unchanged=("{h}/.ssh/id_ed25519",)),
     Row("write ssh's config, which runs ProxyCommand on the host", Tool.WRITE_FILE,
@@ -281,6 +297,11 @@ def prepare(project: Path, home: Path) -> dict[str, str]:
     for row in INVARIANTS:
         row.setup(project, home)
     (home / "claude-config").mkdir()
+    (project / "tools" / "market" / "p").mkdir(parents=True)
+    (home / "claude-config" / "plugins").mkdir()
+    (home / "claude-config" / "plugins" / "known_marketplaces.json").write_text(json.dumps(
+        {"local": {"source": {"source": "directory", "path": str(project / "tools/market")},
+                   "installLocation": str(project / "tools" / "market")}}))
     (home / "codex-home").mkdir()
     (home / "codex-home" / "AGENTS.md").write_text(ORIGINAL)
     (home / "codex-home" / "auth.json").write_text(SECRET + "\n")

@@ -125,14 +125,21 @@ def test_toolchain_config_behind_a_link_into_the_temp_dir(
 
 def test_a_link_the_user_made_before_is_kept(confined: Callable[..., RunResult],
                                              project: Path) -> None:
-    """A link on the way that was there before the command is the user's: the file
-    planted behind it is moved, the link stays."""
+    """A link on the way that was there before the command is the user's: the link
+    stays, and nothing is planted behind it (`.gemini/` is Gemini CLI's whole: the
+    folder it leads to is kept read-only, or put back under Landlock)."""
     (project / "shared").mkdir()
     (project / ".gemini").symlink_to("shared")
     confined(f"echo '{HOOKS}' > shared/settings.json")
     assert (project / ".gemini").is_symlink()
     assert not (project / "shared" / "settings.json").exists()
-    assert _aside(project / "shared")
+    # Behind a link to a folder no agent reads whole, a planted file is moved aside.
+    (project / "docs").mkdir()
+    (project / ".claude").symlink_to("docs")
+    confined(f"echo '{HOOKS}' > docs/settings.json")
+    assert (project / ".claude").is_symlink()
+    assert not (project / "docs" / "settings.json").exists()
+    assert _aside(project / "docs")
 
 
 # -- class 5: revert only what the sandbox wrote, keep modes, never lose an edit -------

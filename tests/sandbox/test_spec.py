@@ -46,6 +46,8 @@ def test_default_spec(project: Path, home: Path) -> None:
                                    ".claude/commands", ".codex/config.toml", ".codex/hooks.json",
                                    ".gemini/settings.json", ".cursor/hooks.json",
                                    ".cursor/mcp.json",
+                                   # the agents' folders that are theirs whole
+                                   ".codex", ".gemini",
                                    # Gemini CLI's own environment file (agentexec.py;
                                    # the root .env only where Gemini CLI is used)
                                    ".gemini/.env"))}
