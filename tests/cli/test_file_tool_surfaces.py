@@ -263,8 +263,6 @@ INVARIANTS: tuple[Row, ...] = (
     Row("write a plugin's hooks in a local Claude Code marketplace", Tool.WRITE_FILE,
         "{p}/tools/market/p/hooks/hooks.json", "deny", "hooks run",
         absent=("{p}/tools/market/p/hooks/hooks.json",)),
-    Row("control: write beside the marketplace", Tool.WRITE_FILE, "{p}/tools/notes.txt",
-        "allow"),
     Row("edit a file the profile hides", Tool.EDIT_FILE, "{h}/.ssh/id_ed25519", "deny",
         "hidden", unchanged=("{h}/.ssh/id_ed25519",)),
     Row("write ssh's config, which runs ProxyCommand on the host", Tool.WRITE_FILE,
