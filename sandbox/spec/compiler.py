@@ -344,8 +344,7 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         bwrap=settings.bwrap,
         backend=settings.backend,
         markers=tuple(marked),
-        heads_pending=tuple(m for m in marked if m.endswith("/HEAD")
-                            and not gitfiles.is_git_dir(os.path.dirname(m))),
+        heads_pending=_heads_pending(marked),
         markers_in=(project,) if project in roots else (),
         home=home,
         snapshot=snapshot,
@@ -365,6 +364,13 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         kept_links=r.agent_links,
         walk_cache=walk.name,
     )
+
+
+def _heads_pending(marked: list[str]) -> tuple[str, ...]:
+    """Every `HEAD` found whose directory is no repository yet: checked again after
+    the run, since a command may complete one around it (gitfiles.is_git_dir)."""
+    return tuple(m for m in marked if m.endswith("/HEAD")
+                 and not gitfiles.is_git_dir(os.path.dirname(m)))
 
 
 def _own_caches(walk: walkcache.Cache, home: str) -> list[str]:
