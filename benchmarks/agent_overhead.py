@@ -66,25 +66,6 @@ def call_ms(argv: list[str], stdin: str, env: dict[str, str], cwd: Path) -> tupl
     return (time.perf_counter() - start) * 1000, done.stdout
 
 
-def editable_install(folder: Path, root: Path) -> Path:
-    """`root` installed editable in a venv of its own that borrows this one's
-    dependencies (as a checkout's own `pip install -e .` would have them)."""
-    import site
-    import sysconfig
-
-    venv = folder / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    purelib = subprocess.run([str(python), "-c",
-                              "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             check=True, capture_output=True, text=True).stdout.strip()
-    Path(purelib, "borrowed-dependencies.pth").write_text("\n".join(dict.fromkeys(
-        [sysconfig.get_paths()["purelib"], *site.getsitepackages()])) + "\n")
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q",
-                    "--no-deps", "--no-build-isolation", "-e", str(root)], check=True)
-    return venv / "bin" / "swifty-sandbox"
-
-
 def interpreter(script: str) -> str:
     """The interpreter `script`'s first line names (the warm server of a context is
     that exact path's)."""
@@ -243,9 +224,9 @@ def main() -> None:
         for index, checkout in enumerate(args.before):
             folder = tmp / f"before-{index}"
             folder.mkdir()
-            install = installed_script if args.installed else editable_install
             label = "before" if len(args.before) == 1 else f"before {index + 1}"
-            launchers[label] = str(install(folder, checkout.resolve()))
+            launchers[label] = str(installed_script(folder, checkout.resolve(),
+                                                    editable=not args.installed))
         for given in args.launcher:
             label, _, path = given.partition("=")
             launchers[label] = path

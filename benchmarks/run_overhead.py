@@ -97,11 +97,13 @@ def fresh_bytecode() -> None:
         compileall.compile_dir(str(package / folder), quiet=1)
 
 
-def installed_script(folder: Path, root: Path | None = None) -> Path:
+def installed_script(folder: Path, root: Path | None = None, *, editable: bool = False
+                     ) -> Path:
     """`swifty-sandbox` as `pip install` makes it (not editable: an editable install
     adds an import hook, ~10 ms, to every Python start-up) in a venv of its own that
     borrows this one's dependencies through a `.pth` line, byte-compiled; from `root`
-    (a checkout), this one by default."""
+    (a checkout), this one by default. `editable`: as a checkout's own `pip install -e .`
+    makes it instead."""
     import site
     import sysconfig
 
@@ -115,8 +117,9 @@ def installed_script(folder: Path, root: Path | None = None) -> Path:
     Path(purelib, "borrowed-dependencies.pth").write_text(
         "\n".join(dict.fromkeys([ours, *site.getsitepackages()])) + "\n")
     root = root or Path(__file__).resolve().parent.parent
+    how = ["--no-build-isolation", "-e"] if editable else []
     subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q",
-                    "--no-deps", str(root)], check=True)
+                    "--no-deps", *how, str(root)], check=True)
     return venv / "bin" / "swifty-sandbox"
 
 
