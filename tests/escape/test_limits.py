@@ -4,7 +4,6 @@ control showing the uncapped behaviour where that is safe."""
 
 from __future__ import annotations
 
-import os
 import sys
 import textwrap
 import threading
@@ -18,6 +17,7 @@ import pytest
 
 from swifty_sandbox.policy.limits import default_max_memory, default_max_processes
 from swifty_sandbox.sandbox.agents import RunResult
+from swifty_sandbox.sandbox.landlock.backend import _user_tasks
 from swifty_sandbox.sandbox.linux import cgroups
 
 # serial: the caps are judged by counting processes, and without a cgroup the process cap
@@ -65,19 +65,6 @@ def _count(marker: str) -> int:
     return found
 
 
-def _tasks_of_this_user() -> int:
-    """This user's tasks, zombies included (what RLIMIT_NPROC counts)."""
-    count = 0
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                if os.stat(f"/proc/{entry}").st_uid == os.getuid():
-                    count += len(os.listdir(f"/proc/{entry}/task"))
-            except OSError:
-                continue
-    return count
-
-
 def _fork(run: Runner, script: Path, count: int, hold: float) -> tuple[RunResult, int, int]:
     """Run the forker; the most of its processes seen on the host at once, and how
     many are left once it returned."""
@@ -119,7 +106,7 @@ def test_fork_storm_is_capped_by_default(confined: Runner, unconfined: Runner,
     if cap + 50 > ATTEMPTS:
         pytest.skip(f"the default cap ({cap}) is above {ATTEMPTS} on this machine")
     # Control: more processes than the cap can exist on this machine (unconfined).
-    before = _tasks_of_this_user()
+    before = _user_tasks()
     control, control_peak, control_left = _fork(unconfined, forker, cap + 50, 6)
     assert control.stdout.split() == ["made", str(cap + 50)], control
     assert control_peak > cap, control_peak
@@ -127,7 +114,7 @@ def test_fork_storm_is_capped_by_default(confined: Runner, unconfined: Runner,
     # so the cap is set above what runs at launch: the control's killed children must
     # be gone (reaped, not zombies) first, or they raise it (a loaded CI saw 2000 made).
     deadline = time.monotonic() + 60
-    while _tasks_of_this_user() > before + 20:
+    while _user_tasks() > before + 20:
         assert time.monotonic() < deadline, "the control's processes were never reaped"
         time.sleep(0.2)
     # Confined: the storm stops at the cap; every one is gone when the command ends.
