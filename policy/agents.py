@@ -250,8 +250,17 @@ AGENTS: Mapping[Agent, AgentInfo] = {
         retired=("Grep", "Glob"),
         # Skills, subagents and commands are folders: each file's frontmatter may hold
         # `hooks`, which Claude Code runs on the host as it runs its settings' hooks.
+        # The rest is what Claude Code 2.1.332's own sandbox keeps unwritable in a
+        # project, for the same reason: `hooks/` (the scripts settings name),
+        # `launch.json` (the dev-server commands its preview starts on the host),
+        # `workflows/*.js` (scripts its Workflow tool runs), `routines/`,
+        # `scheduled_tasks.json` and `loop.md` (prompts it runs in later sessions, with
+        # no person typing them), `output-styles/` (its system prompt).
         project_settings=(".claude/settings.json", ".claude/settings.local.json", ".mcp.json",
-                          ".claude/skills", ".claude/agents", ".claude/commands"),
+                          ".claude/skills", ".claude/agents", ".claude/commands",
+                          ".claude/hooks", ".claude/launch.json", ".claude/workflows",
+                          ".claude/routines", ".claude/scheduled_tasks.json",
+                          ".claude/loop.md", ".claude/output-styles"),
         nested=True,
         user_settings=("settings.json", "settings.local.json"),
         config_dir_var="CLAUDE_CONFIG_DIR", secrets=(".credentials.json",),

@@ -78,9 +78,11 @@ def _links(p: Path, h: Path) -> None:
 
 def _agent_runs(p: Path, h: Path) -> None:
     """Settings that run a project script (a hook) and an MCP server's script."""
-    (p / ".claude" / "hooks").mkdir(parents=True)
-    (p / ".claude" / "hooks" / "guard.sh").write_text(ORIGINAL)
-    hook = {"type": "command", "command": '"$CLAUDE_PROJECT_DIR"/.claude/hooks/guard.sh'}
+    # Not in `.claude/hooks/`, which is the agent's whole: a script anywhere.
+    (p / "scripts" / "hooks").mkdir(parents=True)
+    (p / "scripts" / "hooks" / "guard.sh").write_text(ORIGINAL)
+    (p / ".claude").mkdir()
+    hook = {"type": "command", "command": '"$CLAUDE_PROJECT_DIR"/scripts/hooks/guard.sh'}
     inline = {"type": "command", "command": "bash -c 'cd tools && ./lint.sh'"}
     (p / "tools").mkdir()
     (p / "tools" / "lint.sh").write_text(ORIGINAL)
@@ -141,6 +143,15 @@ INVARIANTS: tuple[Row, ...] = (
         absent=("{p}/.claude/skills/x/SKILL.md",)),
     Row("write a subagent at any depth", Tool.WRITE_FILE, "{p}/pkg/.claude/agents/x.md",
         "deny", "hook settings", absent=("{p}/pkg/.claude/agents/x.md",)),
+    Row("write the dev-server command Claude Code's preview starts", Tool.WRITE_FILE,
+        "{p}/.claude/launch.json", "deny", "hook settings",
+        absent=("{p}/.claude/launch.json",)),
+    Row("write a script Claude Code's Workflow tool runs", Tool.WRITE_FILE,
+        "{p}/.claude/workflows/x.js", "deny", "hook settings",
+        absent=("{p}/.claude/workflows/x.js",)),
+    Row("write a task Claude Code runs in a later session", Tool.WRITE_FILE,
+        "{p}/.claude/scheduled_tasks.json", "deny", "hook settings",
+        absent=("{p}/.claude/scheduled_tasks.json",)),
     Row("write agent settings in home through a/b/..", Tool.WRITE_FILE,
         "{p}/a/b/../.codex/config.toml", "deny", "hook settings",
         absent=("{h}/.codex/config.toml",)),
@@ -150,8 +161,8 @@ INVARIANTS: tuple[Row, ...] = (
     Row("write the launcher on PATH", Tool.WRITE_FILE, "{p}/bin/swifty-sandbox", "deny",
         "swifty-sandbox or its hooks run", absent=("{p}/bin/swifty-sandbox",)),
     Row("rewrite the script a hook in the settings runs", Tool.EDIT_FILE,
-        "{p}/.claude/hooks/guard.sh", "deny", "swifty-sandbox or its hooks run",
-        unchanged=("{p}/.claude/hooks/guard.sh",), setup=_agent_runs),
+        "{p}/scripts/hooks/guard.sh", "deny", "swifty-sandbox or its hooks run",
+        unchanged=("{p}/scripts/hooks/guard.sh",), setup=_agent_runs),
     Row("rewrite the script a hook runs through bash -c", Tool.WRITE_FILE,
         "{p}/tools/lint.sh", "deny", "swifty-sandbox or its hooks run",
         unchanged=("{p}/tools/lint.sh",)),
@@ -159,8 +170,11 @@ INVARIANTS: tuple[Row, ...] = (
         "{p}/srv/index.js", "deny", "swifty-sandbox or its hooks run",
         unchanged=("{p}/srv/index.js",)),
     Row("a module beside the script a hook runs (first on Python's sys.path)",
-        Tool.WRITE_FILE, "{p}/.claude/hooks/json.py", "deny",
-        "swifty-sandbox or its hooks run", absent=("{p}/.claude/hooks/json.py",)),
+        Tool.WRITE_FILE, "{p}/scripts/hooks/json.py", "deny",
+        "swifty-sandbox or its hooks run", absent=("{p}/scripts/hooks/json.py",)),
+    Row("write a script in Claude Code's hooks folder", Tool.WRITE_FILE,
+        "{p}/.claude/hooks/new.sh", "deny", "hook settings",
+        absent=("{p}/.claude/hooks/new.sh",)),
     Row("a module the MCP server's script requires from its folder", Tool.WRITE_FILE,
         "{p}/srv/lib/util.js", "deny", "swifty-sandbox or its hooks run",
         absent=("{p}/srv/lib",)),

@@ -43,7 +43,11 @@ def test_default_spec(project: Path, home: Path) -> None:
                                *(str(project / n) for n in (
                                    ".claude/settings.json", ".claude/settings.local.json",
                                    ".mcp.json", ".claude/skills", ".claude/agents",
-                                   ".claude/commands", ".codex/config.toml", ".codex/hooks.json",
+                                   ".claude/commands", ".claude/hooks", ".claude/launch.json",
+                                   ".claude/workflows", ".claude/routines",
+                                   ".claude/scheduled_tasks.json", ".claude/loop.md",
+                                   ".claude/output-styles", ".codex/config.toml",
+                                   ".codex/hooks.json",
                                    ".gemini/settings.json", ".cursor/hooks.json",
                                    ".cursor/mcp.json",
                                    # the agents' folders that are theirs whole
