@@ -13,7 +13,10 @@ unreadable as `check --tool ReadFile link/.env` says), each real directory once,
 a budget of entries (beyond it, `ExpansionTooLarge`: refused, never half scanned).
 Inside the `strict` trees (the writable roots, where a command could have changed
 permissions) a directory or path that cannot be searched raises `Unsearchable`: what
-cannot be seen cannot be protected. Entries named in `markers` (`.git`, `.swifty`,
+cannot be seen cannot be protected. Except behind another user's directory that this
+one cannot search (`_out_of_reach`: another user's 0700 folder in a shared /tmp): the
+command, with the same credentials, can neither enter it nor change its mode, so
+nothing in it is the command's to read or plant. Entries named in `markers` (`.git`, `.swifty`,
 `HEAD`) are recorded wherever they are, without stopping the walk. A tree outside the
 writable roots whose globs all lack `**` is walked only as deep as they reach
 (`/tmp/krb5cc_*` reads /tmp, not everything below it).
@@ -25,6 +28,7 @@ import contextlib
 import errno
 import os
 import re
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -36,6 +40,7 @@ from .walkcache import Cache, Record, Tree
 
 FOLLOW_BUDGET = 200_000  # entries visited below followed symlinks
 _MISSING = (errno.ENOENT, errno.ENOTDIR)
+_DENIED = (errno.EACCES, errno.EPERM)
 
 
 class ExpansionTooLarge(Exception):
@@ -73,8 +78,29 @@ def _exists(path: str, strict: tuple[str, ...]) -> bool:
     except OSError as e:
         if e.errno in _MISSING or not any(is_within(path, r) for r in strict):
             return False
+        if e.errno in _DENIED and any(_out_of_reach(a) for a in _ancestors(path)):
+            return False
         raise Unsearchable(path, e) from e
     return True
+
+
+def _ancestors(path: str) -> list[str]:
+    parts = path.rstrip("/").split("/")
+    return ["/".join(parts[:i]) or "/" for i in range(1, len(parts))]
+
+
+def _out_of_reach(directory: str) -> bool:
+    """A directory this process cannot search and cannot make searchable: another
+    user's (only its owner or root changes its mode). A confined command runs with the
+    same credentials (bwrap maps no other user; the Landlock launcher keeps them), so it
+    cannot enter it either; it may rename it where it may write the parent, and then
+    what it makes in its place is a new directory, walked as any other."""
+    try:
+        info = os.lstat(directory)
+    except OSError:
+        return False
+    return (stat.S_ISDIR(info.st_mode) and info.st_uid != os.geteuid()
+            and not os.access(directory, os.X_OK, effective_ids=True))
 
 
 def expand(groups: Mapping[str, Sequence[PathPattern]], roots: Iterable[str], *,
@@ -402,7 +428,8 @@ class _Walk:
             entries = os.scandir(directory)
         except OSError as e:
             if e.errno not in _MISSING and not linked and any(
-                    is_within(directory, r) for r in self.strict):
+                    is_within(directory, r) for r in self.strict) and not (
+                    e.errno in _DENIED and _out_of_reach(directory)):
                 raise Unsearchable(directory, e) from e
             return None
         # Below a match nothing is visited, so a glob can only match an entry whose path
@@ -511,7 +538,7 @@ def _listing(directory: str, names: frozenset[str], out: Found) -> list[os.DirEn
         with os.scandir(directory) as entries:
             listed = list(entries)
     except OSError as e:
-        if e.errno not in _MISSING:
+        if e.errno not in _MISSING and not (e.errno in _DENIED and _out_of_reach(directory)):
             out.unsearchable.append(directory)
         return []
     out.named.extend(entry.path for entry in listed if entry.name in names)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import uuid
@@ -228,3 +229,47 @@ def test_tmp_without_a_writable_cache_is_private(confined: Runner, home: Path) -
     result = ok(confined("echo x > /tmp/a && cat /tmp/a"))
     assert result.stdout == "x\n"
     assert "private /tmp" in result.stderr
+
+
+@pytest.mark.linux
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
+                    reason="needs root to give a folder to another user and run as one")
+def test_another_users_private_folder_in_the_project_is_no_refusal() -> None:
+    """A writable root holding a folder of another user's this one cannot search (a
+    shared /tmp's `systemd-private-*` or an ssh agent's folder, with `tmp: host`): the
+    command cannot enter it or change its mode either, so it is no reason to refuse.
+    Run as `nobody`, a folder of root's, 0700; the control: the same folder made this
+    user's and unsearchable (`chmod 000`, which the command could undo) is refused."""
+    import subprocess
+    import tempfile
+
+    nobody = 65534
+    base = Path(tempfile.mkdtemp(dir="/tmp"))
+    try:
+        project, home = base / "proj", base / "home"
+        for folder in (base, project, home):
+            folder.mkdir(exist_ok=True)
+            os.chown(folder, nobody, nobody)
+        (project / "src.txt").write_text("ok\n")
+        os.chown(project / "src.txt", nobody, nobody)
+        private = project / "private"
+        private.mkdir(mode=0o700)
+        (private / ".env").write_text("SECRET\n")  # root's: nobody's commands cannot read it
+
+        def run() -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [sys.executable, "-m", "swifty_sandbox.cli", "run", "--", "cat", "src.txt"],
+                cwd=project, user=nobody, group=nobody, extra_groups=[],
+                env={"HOME": str(home), "PATH": os.environ["PATH"], "SWIFTY_DAEMON": "off",
+                     "SWIFTY_BACKEND": os.environ.get("SWIFTY_BACKEND", "auto"),
+                     "LANG": "C.UTF-8"},
+                capture_output=True, text=True, check=False, timeout=120)
+
+        done = run()
+        assert done.returncode == 0 and done.stdout == "ok\n", done.stderr
+        os.chown(private, nobody, nobody)
+        private.chmod(0)
+        refused = run()
+        assert refused.returncode == 125 and "cannot be searched" in refused.stderr, refused
+    finally:
+        subprocess.run(["rm", "-rf", str(base)], check=False)
