@@ -89,7 +89,10 @@ def _file(policy: Policy, kind: str, op: str, path: str) -> tuple[str, str]:
 def _rule_text(decision: Decision) -> str:
     if decision.rule is not None:
         return f"{decision.rule.text} ({decision.rule.file}:{decision.rule.line})"
-    return decision.reason if decision.effect.value == "deny" else t("violation.rule.mount")
+    if decision.effect.value != "deny":
+        return t("violation.rule.mount")
+    # A sentence of its own; here it is the middle of one ("…: {rule}; to allow it: …").
+    return decision.reason.rstrip(".。")
 
 
 def _existing_parent(path: str) -> str:

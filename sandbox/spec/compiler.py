@@ -308,8 +308,7 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
     r = _read_only(policy, w, expanded["read-only"].paths, marked)
     g = _guards(policy, roots, r.git, r.launchers)
     unreadable_dirs, unreadable_files = _unreadable(policy, expanded["hidden"].paths,
-                                                    temp_dir)
-    unreadable_dirs += _own_caches(walk, home)
+                                                    temp_dir, _own_caches(walk, home))
     locks = _worktree_locks(project, roots)
     pinned = _pins((*r.read_only, *g.dirs, *g.files, *unreadable_dirs, *unreadable_files,
                     *locks), roots)
@@ -578,11 +577,12 @@ def _guards(policy: Policy, roots: tuple[str, ...], git: gitfiles.GitPaths,
     return _Guards(guard, guard_files, guard_parents, watch_agents)
 
 
-def _unreadable(policy: Policy, hidden: tuple[str, ...], temp_dir: str | None
-                ) -> tuple[list[str], list[str]]:
+def _unreadable(policy: Policy, hidden: tuple[str, ...], temp_dir: str | None,
+                caches: list[str]) -> tuple[list[str], list[str]]:
     """3. Unreadable (directories, files): the profile's and settings' denyRead, and
-    ReadFile deny rules. A symlink is hidden where it leads; so is each link inside a
-    hidden directory."""
+    ReadFile deny rules; swifty's own `caches`. A symlink is hidden where it leads; so
+    is each link inside a hidden directory. Nothing inside a hidden directory
+    (`_outermost`)."""
     unreadable_dirs: list[str] = []
     unreadable_files: list[str] = []
     for path in _with_link_targets(_not_allowed(policy, hidden)):
@@ -602,7 +602,21 @@ def _unreadable(policy: Policy, hidden: tuple[str, ...], temp_dir: str | None
             unreadable_files.append(real)
     if temp_dir is not None and os.path.isdir(os.path.dirname(temp_dir)):
         unreadable_dirs.append(os.path.dirname(temp_dir))  # other projects' temp files
-    return unreadable_dirs, unreadable_files
+    return _outermost([*unreadable_dirs, *caches], unreadable_files)
+
+
+def _outermost(dirs: list[str], files: list[str]) -> tuple[list[str], list[str]]:
+    """The hidden directories and files less those inside a hidden directory, which
+    hides them already: a mount there would need a mount point made in the empty,
+    read-only stand-in (bwrap: "Can't mkdir …: Read-only file system", every run
+    refused), as `ReadFile(~/.ssh/keys)` beside the profile's `~/.ssh` asked."""
+    kept: list[str] = []
+    for path in sorted(dict.fromkeys(dirs), key=lambda p: p.count("/")):
+        if not any(is_within(path, outer) for outer in kept):
+            kept.append(path)
+    order = {path: i for i, path in enumerate(dirs)}
+    return (sorted(kept, key=order.__getitem__),
+            [f for f in files if not any(is_within(f, outer) for outer in kept)])
 
 
 def _pins(paths: Iterable[str], roots: tuple[str, ...]) -> dict[str, None]:

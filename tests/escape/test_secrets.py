@@ -245,3 +245,26 @@ def test_project_under_root_home_stays_usable(project: Path, home: Path) -> None
         result = box.run(["/bin/sh", "-c", "cat main.txt && echo more >> main.txt"])
         assert result.exit_code == 0 and result.stdout == "hello\n", result
         assert (project / "main.txt").read_text() == "hello\nmore\n"
+
+
+@pytest.mark.parametrize(("rules", "secret"), [
+    (["ReadFile(~/.ssh/keys)"], ".ssh/keys/id_work"),  # inside the profile's ~/.ssh
+    (["ReadFile(~/.ssh/keys/id_work)"], ".ssh/keys/id_work"),  # a file there
+    (["ReadFile(~/vault/keys)", "ReadFile(~/vault)"], "vault/keys/id_work"),  # inner first
+    (["ReadFile(~/vault)", "ReadFile(~/vault/keys)", "ReadFile(~/vault/keys/id_work)"],
+     "vault/keys/id_work"),
+    (["ReadFile(~/.cache)"], ".cache/x/id_work"),  # around swifty's own hidden caches
+])
+def test_a_hidden_path_inside_a_hidden_directory(secret_attack: Callable[[str], RunResult],
+                                                 home: Path, rules: list[str], secret: str
+                                                 ) -> None:
+    """A rule naming what another rule (or the profile) hides already, by its folder:
+    the run goes on, everything below the outer folder hidden. Every run used to be
+    refused (125: bwrap could not make the inner mount point in the empty stand-in)."""
+    (home / secret).parent.mkdir(parents=True, exist_ok=True)
+    (home / secret).write_text(SECRET + "\n")
+    (home / ".swifty").mkdir(exist_ok=True)
+    (home / ".swifty" / "permissions.yaml").write_text(
+        "".join(f"- rule: {rule}\n  effect: deny\n" for rule in rules))
+    result = secret_attack(f"cat ~/{secret} 2>/dev/null; echo ran")
+    assert result.stdout.strip().endswith("ran"), result
