@@ -8,7 +8,9 @@ README's example plus the allow rules a project keeps). In each, interleaved in 
 time of:
 
 - bare bwrap: the same bwrap argv and seccomp filter the project's spec compiles to,
-  without swifty-sandbox around it (the floor);
+  without swifty-sandbox around it (the floor); and that floor taken apart: bwrap with
+  its namespaces and only `/`, `/dev` and `/proc` (what creating the namespaces costs),
+  and the floor with the launch's rlimits set inside as `run` sets them (`prlimit`);
 - `swifty-sandbox run -- true`: a new process per command, as an agent's hook runs it
   (handed to the warm server of its context, `cli/warm.py`);
 - the same with `SWIFTY_DAEMON=off`: the cold path (every import, policy, filter);
@@ -16,7 +18,8 @@ time of:
 - `codex sandbox -- true` (Codex CLI from `$SWIFTY_AGENTS_DIR` or /work/agents), if it
   runs here; else the issue's measured 81 ms.
 
-Then the stage breakdown of a served `run` in a new process: the interpreter's own
+Then bwrap's own part by part (namespaces, the spec's other mounts, prlimit), and the
+stage breakdown of a served `run` in a new process: the interpreter's own
 start, then each step of the client timed inside it (importing it, connecting to the
 server and checking it, the handshake, the header until the worker accepts, the worker's
 run until its exit status), and the exit; then the worker's part by stage, as a warm
@@ -43,8 +46,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from swifty_sandbox import Sandbox
+from swifty_sandbox.sandbox.linux.bwrap import bwrap_argv
+from swifty_sandbox.sandbox.linux.caps import prepare as caps_for
+from swifty_sandbox.sandbox.linux.seccomp import export
+from swifty_sandbox.sandbox.run.probe import find_bwrap
+
 from . import timing
-from .run_overhead import bare_bwrap, command, fresh_bytecode, installed_script, served
+from .run_overhead import command, fresh_bytecode, installed_script, served
 
 CODEX_MEASURED_MS = 81.1  # issue 22, when Codex cannot run here
 TYPICAL = """\
@@ -104,6 +113,12 @@ with open(sys.argv[1], "w") as f:
 """
 CLIENT_STAGES = ("import entry", "connect + checks", "handshake", "header -> accepted",
                  "accepted -> status")
+# bwrap's options that each make one mount (or remount) in the new namespace; of them,
+# those after which bwrap reads and parses the whole /proc/self/mountinfo to set the
+# flags of what it mounted (bubblewrap #384): ~0.4 ms each here, a tmpfs ~0.03 ms.
+REMOUNTING = frozenset({"--bind", "--ro-bind", "--dev-bind", "--bind-fd", "--ro-bind-fd",
+                        "--remount-ro", "--bind-try", "--ro-bind-try", "--dev-bind-try"})
+MOUNT_OPS = REMOUNTING | {"--tmpfs", "--dev", "--proc", "--mqueue"}
 STAGES = ("policy load", "decision", "spec compile", "backend compile",
           "prepare + env", "bwrap (execute)", "after-run")
 
@@ -123,6 +138,47 @@ def codex_argv() -> list[str] | None:
     print(f"codex sandbox does not run here ({probe.stderr.strip()[:200]}); "
           f"using the issue's {CODEX_MEASURED_MS} ms")
     return None
+
+
+def bwrap_parts(project: Path
+                ) -> tuple[dict[str, Callable[[], None]], tuple[int, int]]:
+    """The floor and its parts, each a bwrap process with the spec's seccomp filter (in a
+    memfd, as `run` passes it): the floor (the argv the spec compiles to, every mount);
+    bwrap with the floor's namespace options and only `/`, `/dev` and `/proc` mounted;
+    the floor with the command started by `prlimit` and the launch's rlimits, as `run`
+    starts it (linux/caps.py). And how many mount operations the floor's argv makes, and
+    how many of them bwrap follows with a read of the whole mount table."""
+    bwrap = find_bwrap()
+    assert bwrap is not None, "no bwrap"
+    box = Sandbox(project)
+    spec = box.spec()
+    bpf = export(spec.seccomp)
+    prefix = caps_for(box.run_spec().limits, dry=True).prefix
+
+    def floor(fd: int, command: tuple[str, ...] = ("true",)) -> list[str]:
+        return bwrap_argv(spec, command, bwrap=bwrap.path, seccomp_fd=fd)
+
+    def namespaces(fd: int) -> list[str]:
+        argv = floor(fd)
+        first = next(i for i, word in enumerate(argv) if word in MOUNT_OPS)
+        return [*argv[:first], "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                "--seccomp", str(fd), "--", "true"]
+
+    def runner(make: Callable[[int], list[str]]) -> Callable[[], None]:
+        def run() -> None:
+            fd = os.memfd_create("bench-seccomp", 0)
+            os.write(fd, bpf)
+            os.lseek(fd, 0, os.SEEK_SET)
+            subprocess.run(make(fd), pass_fds=(fd,), check=True, stdin=subprocess.DEVNULL)
+            os.close(fd)
+
+        return run
+
+    argv = bwrap_argv(spec, ["true"])
+    mounts = (sum(word in MOUNT_OPS for word in argv), sum(word in REMOUNTING for word in argv))
+    return {"bare bwrap (floor)": runner(floor),
+            "bwrap, namespaces only": runner(namespaces),
+            "bare bwrap + prlimit": runner(lambda fd: floor(fd, (*prefix, "true")))}, mounts
 
 
 def make_projects(base: Path) -> dict[str, Path]:
@@ -229,6 +285,20 @@ def _one_run(project: Path) -> dict[str, float]:
     return times
 
 
+def floor_parts(medians: dict[str, float], mounts: tuple[int, int]) -> None:
+    """Where bare bwrap's time goes: its namespaces (with `/`, `/dev`, `/proc`), the
+    rest of the spec's mounts, and what `run`'s prlimit adds inside."""
+    floor, alone = medians["bare bwrap (floor)"], medians["bwrap, namespaces only"]
+    total, remounting = mounts
+    print(f"  bare bwrap by part (median ms, same rounds; {total} mount operations, "
+          f"{remounting} of them binds or remounts, each followed by a parse of the mount "
+          "table):")
+    print(f"    {'namespaces, /, /dev, /proc':28} {alone:6.1f}")
+    print(f"    {f'the other {total - 3} mounts':28} {floor - alone:6.1f}")
+    print(f"    {'+ prlimit inside (run)':28} "
+          f"{medians['bare bwrap + prlimit'] - floor:6.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=30)
@@ -279,8 +349,9 @@ def measure(label: str, project: Path, script: Path, python: Path,
             old["before: run"]()
         time.sleep(1.0)
     timed, client_samples = timed_client(python, project, project.parent)
+    parts, mounts = bwrap_parts(project)
     contenders: dict[str, Callable[[], None]] = {
-        "bare bwrap (floor)": bare_bwrap(project),
+        **parts,
         "run (new process)": warm,
         "run, no warm server": command([str(script), "run", "--", "true"], project,
                                        {**os.environ, "SWIFTY_DAEMON": "off"}),
@@ -301,6 +372,7 @@ def measure(label: str, project: Path, script: Path, python: Path,
     print(f"\n== {label}: `true`, median of {runs} (ms), and its ratio to bare bwrap:")
     for name, median in medians.items():
         print(f"  {name:22} {median:7.1f} ms   {median / floor:5.2f}x bwrap")
+    floor_parts(medians, mounts)
     client, was = (
         {name: statistics.median(values) if values else float("nan")
          for name, values in samples.items()} for samples in (client_samples, old_samples))
