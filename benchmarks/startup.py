@@ -24,8 +24,11 @@ start, then each step of the client timed inside it (importing it, connecting to
 server and checking it, the handshake, the header until the worker accepts, the worker's
 run until its exit status), and the exit; then the worker's part by stage, as a warm
 worker does it (a forked child of a process that imported everything), timed in the
-child: policy load, decision, spec compile, backend compile (argv, filter), prepare +
-environment, bwrap itself, after-run; and what the CLI adds around them.
+child, one sample per round like every contender (so a stage can be set against bare
+bwrap under the same load): policy load, decision, spec compile, backend compile (argv,
+filter), prepare + environment, bwrap itself (and what the launch adds over bare bwrap
+with prlimit: the observer, the placeholders, the executor), after-run; and what the
+CLI adds around them.
 Targets: run ≤ 3x bare bwrap and ≤ 0.4x Codex; serve ≤ 1.3x bare bwrap.
 Run it as an unprivileged user (root joins a cgroup per command, see linux/caps.py).
 `--before CHECKOUT` (another commit's work tree) installs it the same way and measures
@@ -216,15 +219,18 @@ def timed_client(python: Path, project: Path, folder: Path
     return run, samples
 
 
-def stage_times(project: Path, runs: int) -> dict[str, float]:
-    """Median ms per stage of `run -- true`, each sample in a forked child of this
-    process once it has imported everything (as the warm server's workers are)."""
+def staged(project: Path) -> tuple[Callable[[], None], dict[str, list[float]]]:
+    """A contender: one `run -- true` by stage in a forked child of this process once it
+    has imported everything (as the warm server's workers are), timed in the child; the
+    samples it collects. In the interleaved rounds, so that a stage can be set against
+    the other contenders (bare bwrap, the client's steps) measured under the same load."""
     from swifty_sandbox.cli.warm import prepare, warm_up
 
     warm_up()
     prepare()
     samples: dict[str, list[float]] = {name: [] for name in STAGES}
-    for _ in range(runs):
+
+    def run() -> None:
         read, write = os.pipe()
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the child
@@ -241,7 +247,8 @@ def stage_times(project: Path, runs: int) -> dict[str, float]:
         os.waitpid(pid, 0)
         for name, value in json.loads(data).items():
             samples[name].append(value)
-    return {name: statistics.median(values) for name, values in samples.items()}
+
+    return run, samples
 
 
 def _one_run(project: Path) -> dict[str, float]:
@@ -350,6 +357,7 @@ def measure(label: str, project: Path, script: Path, python: Path,
         time.sleep(1.0)
     timed, client_samples = timed_client(python, project, project.parent)
     parts, mounts = bwrap_parts(project)
+    by_stage, stage_samples = staged(project)
     contenders: dict[str, Callable[[], None]] = {
         **parts,
         "run (new process)": warm,
@@ -358,6 +366,7 @@ def measure(label: str, project: Path, script: Path, python: Path,
         "serve (per command)": serve_one,
         "python -c pass": command([str(python), "-c", "pass"], project),
         "run, timed inside": timed,
+        "run by stage": by_stage,
     }
     if codex is not None:
         contenders["codex sandbox"] = command(codex, project)
@@ -376,7 +385,7 @@ def measure(label: str, project: Path, script: Path, python: Path,
     client, was = (
         {name: statistics.median(values) if values else float("nan")
          for name, values in samples.items()} for samples in (client_samples, old_samples))
-    stages = stage_times(project, max(5, runs // 3))
+    stages = {name: statistics.median(values) for name, values in stage_samples.items()}
     print("  a served run in a new process, step by step (median ms, same rounds"
           f"{'; before' if was else ''}):")
     print(f"    {'interpreter start':20} {medians['python -c pass']:6.1f}  (python -c pass)")
@@ -384,9 +393,13 @@ def measure(label: str, project: Path, script: Path, python: Path,
         print(f"    {name:20} {value:6.1f}" + (f"  {was[name]:6.1f}" if was else ""))
     rest = medians["run (new process)"] - medians["python -c pass"] - sum(client.values())
     print(f"    {'exit, the rest':20} {rest:6.1f}  (run minus the interpreter and the steps)")
-    print("  the worker's part (accepted -> status), by stage (a forked warm worker):")
+    print("  the worker's part (accepted -> status), by stage (a forked warm worker, same"
+          " rounds):")
     for name, value in stages.items():
         print(f"    {name:20} {value:6.1f}")
+    launched = stages["bwrap (execute)"] - medians["bare bwrap + prlimit"]
+    print(f"    {'  over bwrap+prlimit':20} {launched:6.1f}  (of bwrap (execute): the observer's "
+          "filter, its answers to bwrap's own set-up calls, the placeholders, the executor)")
     outside = client["accepted -> status"] - sum(stages.values())
     print(f"    {'the CLI around them':20} {outside:6.1f}  (click, Sandbox, records, exit status;"
           " accepted -> status minus the stages)")
