@@ -302,7 +302,10 @@ AGENTS: Mapping[Agent, AgentInfo] = {
     Agent.CURSOR: AgentInfo(
         Agent.CURSOR, "Cursor", ".cursor", "hooks.json", "beforeShellExecution",
         shell_tools=(ShellTool("", "beforeShellExecution", rewrites=False),),
-        project_settings=(".cursor/hooks.json", ".cursor/mcp.json"),
+        # Cursor is VS Code's fork and reads `.vscode/` too, with Workspace Trust off by
+        # default: a `tasks.json` task with `runOn: folderOpen` runs on the host when the
+        # folder is opened, `settings.json` names programs (`git.path`, terminal env).
+        project_settings=(".cursor/hooks.json", ".cursor/mcp.json", ".vscode"),
         user_settings=("hooks.json", "mcp.json"),
         asks=True),
 }

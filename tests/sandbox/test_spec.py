@@ -49,7 +49,7 @@ def test_default_spec(project: Path, home: Path) -> None:
                                    ".claude/output-styles", ".codex/config.toml",
                                    ".codex/hooks.json",
                                    ".gemini/settings.json", ".cursor/hooks.json",
-                                   ".cursor/mcp.json",
+                                   ".cursor/mcp.json", ".vscode",
                                    # the agents' folders that are theirs whole
                                    ".codex", ".gemini",
                                    # Gemini CLI's own environment file (agentexec.py;
