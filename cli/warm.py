@@ -274,7 +274,7 @@ def _loop(server: socket.socket, where: str, bound: int, notify_read: int,
           own: tuple[object, ...], mine: dict[str, object], stamp: tuple[object, ...],
           original: dict[int, Any]) -> None:
     workers: set[int] = set()
-    spare = _spare(server, notify, close, own, mine, stamp, original)
+    spare = _spare(server, notify, close, own, mine, stamp, original, None)
     workers.add(spare)
     last = time.monotonic()
     while True:
@@ -293,7 +293,8 @@ def _loop(server: socket.socket, where: str, bound: int, notify_read: int,
             last = time.monotonic()
             with contextlib.suppress(OSError):
                 os.utime(where)  # used now: the last to be evicted
-            spare = _spare(server, notify, close, own, mine, stamp, original)
+            # the new spare copies its pages once this call's worker is done
+            spare = _spare(server, notify, close, own, mine, stamp, original, spare)
             workers.add(spare)
         try:
             if os.stat(where, follow_symlinks=False).st_ino != bound:
@@ -391,6 +392,24 @@ def _written() -> list[list[int]]:
     return runs
 
 
+def _when_idle(server: socket.socket, busy: int | None) -> None:
+    """`_prefault` once the worker that took the last call (`busy`) has ended, so that
+    its CPU is not shared with the call; a call that comes first is taken at once."""
+    if busy is not None:
+        try:
+            pidfd = os.pidfd_open(busy)
+        except OSError:  # ended already
+            pidfd = -1
+        if pidfd >= 0:
+            try:
+                ready, _, _ = select.select([server.fileno(), pidfd], [], [])
+            finally:
+                os.close(pidfd)
+            if server.fileno() in ready:
+                return
+    _prefault()
+
+
 def _prefault() -> None:
     """Copy now, in a spare before it accepts, the pages the last calls wrote
     (`_PAGES`), where they lie in this process's private writable mappings; the
@@ -411,7 +430,7 @@ def _prefault() -> None:
 
 def _spare(server: socket.socket, notifying: tuple[int, socket.socket],
            close: tuple[int, ...], own: tuple[object, ...], mine: dict[str, object],
-           stamp: tuple[object, ...], original: dict[int, Any]) -> int:
+           stamp: tuple[object, ...], original: dict[int, Any], busy: int | None) -> int:
     """Fork a worker that takes the next connection: only a process of our uid and
     context (see `context`), while the code is the server's own. Until it takes one it
     dies with the server (even a killed one)."""
@@ -431,7 +450,7 @@ def _spare(server: socket.socket, notifying: tuple[int, socket.socket],
             os._exit(0)
         for fd in close:
             os.close(fd)
-        _prefault()
+        _when_idle(server, busy)
         while True:
             conn, _ = server.accept()
             if code_stamp() != stamp:
