@@ -338,7 +338,9 @@ def _learn_pages(pages: object) -> None:
     if isinstance(runs, list) and len(runs) <= _MAX_RANGES and all(
             isinstance(r, list) and len(r) == 2 and all(type(n) is int for n in r)
             and 0 <= r[0] < r[1] for r in runs):
-        _PAGES[pages[0][:16]] = tuple((start, end) for start, end in runs)
+        command = pages[0][:16]
+        if command in _PAGES or len(_PAGES) < 8:  # the served commands are four
+            _PAGES[command] = tuple((start, end) for start, end in runs)
 
 
 def _report(report: socket.socket, command: str) -> None:

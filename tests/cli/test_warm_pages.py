@@ -109,3 +109,12 @@ def test_a_report_of_pages_not_in_its_shape_is_dropped(
     assert pages == {}
     warm._learn_pages(["run", [[0, 4096], [8192, 16384]]])
     assert pages == {"run": ((0, 4096), (8192, 16384))}
+
+
+def test_the_pages_are_kept_for_a_few_commands(
+        pages: dict[str, tuple[tuple[int, int], ...]]) -> None:
+    for index in range(20):
+        warm._learn_pages([f"command{index}", [[0, 4096]]])
+    assert len(pages) == 8
+    warm._learn_pages(["command0", [[8192, 12288]]])
+    assert pages["command0"] == ((8192, 12288),)
