@@ -37,6 +37,7 @@ import struct
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from swifty_sandbox import parts
@@ -78,6 +79,7 @@ _MAX_REPORT = 1 << 20  # bytes of one worker's report (rule files are ≤ 256 Ki
 # spare copies them before it accepts (`_prefault`), off the caller's path.
 _PAGES: dict[str, tuple[tuple[int, int], ...]] = {}
 _MAX_RANGES = 4096  # runs of pages per command in a report
+_CHUNK = 64 << 10  # bytes copied between two looks for a call (~50 µs)
 _MADV_POPULATE_WRITE = 23  # Linux 5.14: fault pages in writable, their contents unchanged
 # A pagemap entry's top byte → 1 where the page is present (bit 63) and this process's
 # alone (bit 56), else 0.
@@ -409,14 +411,15 @@ def _when_idle(server: socket.socket, busy: int | None) -> None:
                 os.close(pidfd)
             if server.fileno() in ready:
                 return
-    _prefault()
+    _prefault(lambda: bool(select.select([server], [], [], 0)[0]))
 
 
-def _prefault() -> None:
+def _prefault(called: Callable[[], bool] = lambda: False) -> None:
     """Copy now, in a spare before it accepts, the pages the last calls wrote
     (`_PAGES`), where they lie in this process's private writable mappings; the
-    contents stay as they are. Best effort: a kernel without MADV_POPULATE_WRITE
-    leaves them to be copied on use."""
+    contents stay as they are. A chunk at a time, until a call comes (`called`): the
+    rest is copied on use, as it was. Best effort: a kernel without
+    MADV_POPULATE_WRITE leaves them all to be copied on use."""
     import ctypes
 
     madvise = ctypes.CDLL(None, use_errno=True).madvise
@@ -424,10 +427,12 @@ def _prefault() -> None:
     mappings = _mappings()
     for start, end in sorted({run for runs in _PAGES.values() for run in runs}):
         for low, high in mappings:
-            low, high = max(start, low), min(end, high)
-            if low < high and madvise(low, high - low, _MADV_POPULATE_WRITE) != 0 \
-                    and ctypes.get_errno() == errno.EINVAL:
-                return  # not this kernel's
+            for at in range(max(start, low), min(end, high), _CHUNK):
+                if called():
+                    return
+                if madvise(at, min(at + _CHUNK, end, high) - at, _MADV_POPULATE_WRITE) != 0 \
+                        and ctypes.get_errno() == errno.EINVAL:
+                    return  # not this kernel's
 
 
 def _spare(server: socket.socket, notifying: tuple[int, socket.socket],

@@ -118,3 +118,19 @@ def test_the_pages_are_kept_for_a_few_commands(
     assert len(pages) == 8
     warm._learn_pages(["command0", [[8192, 12288]]])
     assert pages["command0"] == ((8192, 12288),)
+
+
+def test_a_call_that_comes_stops_the_copy(
+        pages: dict[str, tuple[tuple[int, int], ...]]) -> None:
+    """The spare looks for a call between chunks: one that has come is served at once,
+    its pages copied on use as before."""
+    buffer, start, end = _buffer()
+    address = ctypes.addressof((ctypes.c_char * len(buffer)).from_buffer(buffer))
+    pages["run"] = ((start, end),)
+
+    def spare() -> object:
+        warm._prefault(lambda: True)
+        return _faults_writing(buffer, start, end, address)
+
+    faults = _in_child(spare)
+    assert isinstance(faults, int) and faults >= PAGES
