@@ -50,8 +50,10 @@ def prlimit_path() -> str | None:
 
 
 # Joins the cgroups named before `--` (their cgroup.procs files), then runs the rest.
-_JOIN = ('for f; do [ "$f" = -- ] && break; echo $$ > "$f" || exit 125; shift; done; '
-         'shift; exec "$@"')
+# Only a `cgroup.procs` is written: an argv that lost its `--` is refused (125), not
+# taken word by word as files to write the pid into in the current directory.
+_JOIN = ('for f; do [ "$f" = -- ] && break; case $f in */cgroup.procs) ;; *) exit 125;; '
+         'esac; echo $$ > "$f" || exit 125; shift; done; shift; exec "$@"')
 
 
 @dataclass(slots=True)

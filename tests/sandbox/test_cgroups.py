@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -96,3 +98,24 @@ def test_a_busy_cgroup_is_removed_after_the_answer_where_that_is_asked(
     cgroups.remove_pending()
     assert not any(os.path.exists(d) for d in busy.dirs)
     assert cgroups._LATER == []
+
+
+@pytest.mark.linux
+@pytest.mark.parametrize("procs", [[], ["cgroup.procs", "x"]])
+def test_the_join_writes_only_cgroup_procs(tmp_path: Path, procs: list[str]) -> None:
+    """The join (`caps._JOIN`) given an argv without its `--` refuses (125) rather
+    than write its pid into a file named by each word (seen: `bwrap`, `--ro-bind` and
+    `true` made in a checkout by an argv built without it); with it, it runs the rest."""
+    from swifty_sandbox.sandbox.linux import caps
+
+    (tmp_path / "g").mkdir()
+    target = tmp_path / "g" / "cgroup.procs"
+    target.write_text("")
+    lost = subprocess.run(["/bin/sh", "-c", caps._JOIN, "j", str(target), *procs,
+                           "true"], cwd=tmp_path, check=False)
+    assert lost.returncode == 125
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g"]
+    kept = subprocess.run(["/bin/sh", "-c", caps._JOIN, "j", str(target), "--", "echo",
+                           "ran"], cwd=tmp_path, capture_output=True, text=True,
+                          check=False)
+    assert kept.returncode == 0 and kept.stdout == "ran\n" and target.read_text().strip()
