@@ -134,3 +134,27 @@ def test_a_call_that_comes_stops_the_copy(
 
     faults = _in_child(spare)
     assert isinstance(faults, int) and faults >= PAGES
+
+
+def test_a_worker_reads_its_pages_when_the_server_has_none_then_now_and_then(
+        pages: dict[str, tuple[tuple[int, int], ...]],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    def reported(calls: int) -> object:
+        monkeypatch.setattr(warm, "_CALLS", calls)
+        mine, server = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+        with mine, server:
+            server.setblocking(False)
+            warm._report(mine, "run")
+            try:
+                return json.loads(server.recv(warm._MAX_REPORT)).get("pages")
+            except BlockingIOError:  # nothing to tell
+                return None
+
+    first = reported(3)
+    assert isinstance(first, list) and first[0] == "run" and first[1]
+    pages["run"] = ((0, PAGE),)
+    assert reported(3) is None  # known: not read again on this call
+    again = reported(warm._PAGES_EVERY * 2)
+    assert isinstance(again, list) and again[1]
