@@ -109,7 +109,8 @@ Identity = tuple[int, int]  # (st_dev, st_ino)
 class Host:
     """Facts about this machine a file-tool decision needs, found by the caller (the
     sandbox layer; `policy` probes nothing): what swifty-sandbox runs outside the
-    sandbox — each `swifty-sandbox` a hook's PATH lookup may land on (`launchers`),
+    sandbox — where a PATH lookup of what runs by name outside may land (`launchers`:
+    the hooks' `swifty-sandbox`, the agents' own `git`, `rg`, `node`, shell),
     the interpreter, this package and bwrap (`trusted` trees) —, the user's agent
     settings where the agents read them (`agent_files`: their config-dir variables
     move them), and `hidden_links`, the identities of hidden files that have other

@@ -53,7 +53,7 @@ from ..spec.compiler import (
     hidden_links,
 )
 from ..spec.gitfiles import trusted_by_git
-from ..spec.pathguard import launcher_paths, trusted_paths
+from ..spec.pathguard import host_paths, trusted_paths
 
 RequestLike = Request | str | Sequence[str]
 EXIT_DENIED = ExitCode.DENIED
@@ -232,15 +232,16 @@ class Sandbox:
 
     def host(self) -> Host:
         """What this machine runs outside the sandbox, for file-tool decisions (found on
-        first use, again after a reload): the `swifty-sandbox` a hook's PATH lookup may
-        land on, the trees of the interpreter, this package and bwrap, the user's agent
-        settings where this environment's agents read them, and the hidden files with
-        other hard links (listed only when a file with several is asked)."""
+        first use, again after a reload): where a PATH lookup of what runs by name outside
+        may land (`pathguard.HOST_PROGRAMS`: the hooks' `swifty-sandbox`, the agents'
+        `git`, `rg`, `node`, shell), the trees of the interpreter, this package and
+        bwrap, the user's agent settings where this environment's agents read them, and
+        the hidden files with other hard links (listed only when a file with several is asked)."""
         if self._host is None:
             policy = self.policy
             self._host = Host(
                 tuple(dict.fromkeys(name for p in (
-                    *launcher_paths(os.environ.get("PATH"), str(policy.project)),
+                    *host_paths(os.environ.get("PATH"), str(policy.project)),
                     # What the agents' settings run (hook scripts, MCP servers): the
                     # agent's own file tools must not rewrite them either.
                     *programs(str(policy.project), str(policy.home),

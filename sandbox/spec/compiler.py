@@ -52,7 +52,7 @@ from swifty_sandbox.policy.rules import PathPattern
 from ..fsafe import first_link, links_on_the_way
 from . import gitfiles, gitindex, gitstage, toolchains, walkcache
 from .expand import Expansion, ExpansionTooLarge, Unenforceable, Unsearchable, expand
-from .pathguard import launcher_paths, trusted_paths
+from .pathguard import host_paths, trusted_paths
 from .roots import plan as roots_plan
 from .roots import planted_link
 
@@ -484,7 +484,7 @@ class _ReadOnly:
 
     read_only: list[str]
     git: gitfiles.GitPaths
-    launchers: list[str]  # what the hooks run by name, inside a writable root
+    launchers: list[str]  # what runs by name outside (`swifty-sandbox`, `git`), in a root
     git_trusted: frozenset[str]  # what git, swifty or an agent reads or runs: snapshotted
     agent_missing: list[str]  # what the agents' settings run that is missing: watched
     agent_links: tuple[tuple[str, str], ...]  # links on the way to those: checked after
@@ -504,8 +504,8 @@ def _read_only(policy: Policy, w: _Writable, by_rule_paths: tuple[str, ...],
     # session started in `pkg/`.
     policy_dirs = [m for m in marked if m.endswith("/.swifty")
                    or nested_agent_dir(m, project)]
-    launchers = [p for p in launcher_paths(os.environ.get("PATH"), project)
-                 if _inside_any(p, roots)]  # what the hooks run by name (pathguard.py)
+    launchers = [p for p in host_paths(os.environ.get("PATH"), project)
+                 if _inside_any(p, roots)]  # what runs by name outside (pathguard.py)
     agent_runs, agent_missing, agent_links = _agent_programs(project, home, roots)
     # The user's agent settings where a variable moved them (`CLAUDE_CONFIG_DIR`,
     # `CODEX_HOME`) into a writable root: read-only, or watched while missing (the

@@ -1,11 +1,13 @@
-"""What the agents' hooks run by name: `swifty-sandbox hook AGENT`, as `init` installs
-it in a project's settings, is looked up on the agent's PATH, outside any sandbox. A
-PATH directory inside a writable root (an activated project `.venv/bin`, a `bin` put
-there by direnv, a relative entry) would let a command plant its own `swifty-sandbox`
-there, which the next hook call runs unconfined. Those names are kept read-only, or
-guarded while missing, or moved aside when a command creates them. And what else the
-next run executes outside (`trusted_paths`): mounted read-only where it lies in a
-writable root."""
+"""What runs by name on the host, outside any sandbox, from the agent's PATH: the hooks'
+`swifty-sandbox hook AGENT`, as `init` installs it, and the programs the agents
+themselves start unconfined (`HOST_PROGRAMS`: `git status` at start and between turns,
+their search, their own `node`, their shell). A PATH directory inside a writable root
+(an activated project `.venv/bin`, a `bin` put there by direnv, a relative entry) would
+let a command plant its own `git` there, which the agent's next `git status` runs
+unconfined. Those names are kept read-only, or guarded while missing, or moved aside
+when a command creates them (`host_paths`: the compiler, the after-run mover and the
+file tools all read this one table). And what else the next run executes outside
+(`trusted_paths`): mounted read-only where it lies in a writable root."""
 
 from __future__ import annotations
 
@@ -15,10 +17,26 @@ import sys
 
 LAUNCHER = "swifty-sandbox"
 
+# The programs run by name on the host, outside any sandbox, through the PATH the agent
+# was started with (a shell started from an activated venv gives it `.venv/bin` first).
+# Not here: what is started by its path (`/bin/sh` of node's `shell: true` and of the
+# hooks, a `$SHELL` from passwd), and what the agents' settings name (`npx` of an MCP
+# server, a hook's `python3`: `agentexec` looks those up on the same PATH).
+HOST_PROGRAMS: tuple[str, ...] = (
+    LAUNCHER,  # the hook `init` installs: `swifty-sandbox hook AGENT`
+    "git",  # every agent: status, log, diff, rev-parse at start and between turns
+    "rg",  # Claude Code's search with USE_BUILTIN_RIPGREP=0; Gemini CLI's search tool
+    "grep",  # Gemini CLI's search where it finds no rg and no git repository
+    "node",  # each agent's `#!/usr/bin/env node` at its next start; npx's servers
+    "bash",  # Codex's and Gemini CLI's shell, spawned by name (it runs our rewrite)
+    "claude", "codex", "gemini", "cursor-agent",  # the person's next start of the agent
+)
 
-def launcher_paths(path_var: str | None, project: str) -> list[str]:
-    """Where a lookup of `swifty-sandbox` on `path_var` may land (`lookups`)."""
-    return lookups(LAUNCHER, path_var, project)
+
+def host_paths(path_var: str | None, project: str) -> list[str]:
+    """Where a lookup of any of `HOST_PROGRAMS` on `path_var` may land (`lookups`)."""
+    return list(dict.fromkeys(p for name in HOST_PROGRAMS
+                              for p in lookups(name, path_var, project)))
 
 
 def lookups(name: str, path_var: str | None, project: str) -> list[str]:

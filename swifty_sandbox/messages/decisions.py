@@ -82,9 +82,10 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "或在沙箱外运行代码。请让用户修改。",
     ),
     "decision.runs_outside": (
-        "Denied: {path} is part of what swifty-sandbox or its hooks run, outside the "
-        "sandbox; whoever edits it runs code there. Ask the user to change it.",
-        "已拒绝：{path} 属于 swifty-sandbox 或其钩子在沙箱外运行的内容；"
+        "Denied: {path} is part of what swifty-sandbox or its hooks run, or the agent "
+        "itself runs by name, outside the sandbox; whoever edits it runs code there. "
+        "Ask the user to change it.",
+        "已拒绝：{path} 属于 swifty-sandbox 或其钩子（或代理本身按名称）在沙箱外运行的内容；"
         "能修改它的人就能在沙箱外运行代码。请让用户修改。",
     ),
     "decision.git_trusts": (

@@ -160,6 +160,8 @@ INVARIANTS: tuple[Row, ...] = (
         absent=("{h}/claude-config/settings.json",)),
     Row("write the launcher on PATH", Tool.WRITE_FILE, "{p}/bin/swifty-sandbox", "deny",
         "swifty-sandbox or its hooks run", absent=("{p}/bin/swifty-sandbox",)),
+    Row("write the git the agent runs from PATH", Tool.WRITE_FILE, "{p}/bin/git", "deny",
+        "swifty-sandbox or its hooks run", absent=("{p}/bin/git",)),
     Row("rewrite the script a hook in the settings runs", Tool.EDIT_FILE,
         "{p}/scripts/hooks/guard.sh", "deny", "swifty-sandbox or its hooks run",
         unchanged=("{p}/scripts/hooks/guard.sh",), setup=_agent_runs),

@@ -1,5 +1,6 @@
 """The agents' file tools write outside the sandbox: they cannot replace the
-`swifty-sandbox` the next hook call runs from PATH."""
+`swifty-sandbox` the next hook call runs from PATH, nor the `git`, `rg`, `node` or shell
+the agent itself runs from it (`pathguard.HOST_PROGRAMS`)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from swifty_sandbox.sandbox.spec.pathguard import HOST_PROGRAMS
 
+
+@pytest.mark.parametrize("program", HOST_PROGRAMS)
 @pytest.mark.parametrize("tool", ["Write", "Edit"])
 def test_the_file_tools_cannot_rewrite_the_launcher_on_path(
-        project: Path, home: Path, monkeypatch: pytest.MonkeyPatch, tool: str) -> None:
+        project: Path, home: Path, monkeypatch: pytest.MonkeyPatch, tool: str,
+        program: str) -> None:
     """The agents' file tools write outside the sandbox: with the project's venv on
     PATH, a Write to `.venv/bin/swifty-sandbox` (allowed in acceptEdits like any project
     file) replaced what the next hook call runs."""
@@ -34,6 +39,6 @@ def test_the_file_tools_cannot_rewrite_the_launcher_on_path(
         return out
 
     assert decision(bin_dir / "other-tool") == "allow"  # control: project files are
-    assert decision(bin_dir / "swifty-sandbox") == "deny"
+    assert decision(bin_dir / program) == "deny"
 
 

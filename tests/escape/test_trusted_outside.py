@@ -79,6 +79,50 @@ def test_a_launcher_planted_on_path_is_not_run_by_the_next_hook(
            f"{planted} && chmod +x {planted}", worked, reset)
 
 
+# -- what the agents run on the host by name: `git`, `rg`, … looked up on PATH -----------
+
+@pytest.mark.parametrize("bin_dir", [".venv/bin", "."])
+@pytest.mark.parametrize("exists", [True, False])
+@pytest.mark.parametrize("program", ["git", "rg", "node", "bash"])
+def test_a_program_the_agent_runs_planted_on_path(
+        attack: Attack, project: Path, outside_temp: Path, monkeypatch: pytest.MonkeyPatch,
+        bin_dir: str, exists: bool, program: str) -> None:
+    """The agents run `git status`, `git log`, their search (`rg`), their own `node` and
+    a shell by name on the host, unconfined, through the PATH they were started with:
+    with the project's venv activated a command could put its own `git` first, and the
+    agent's next `git status` ran it outside the sandbox. Judged as the agent would
+    meet it: the program run by name from that PATH, a marker written outside."""
+    import contextlib
+    import subprocess
+
+    directory = (project / bin_dir).resolve()
+    entry = bin_dir if bin_dir == "." else str(directory)
+    monkeypatch.setenv("PATH", f"{entry}:{os.environ['PATH']}")
+    planted = directory / program
+    marker = outside_temp / f"ran-{program}"
+
+    def reset() -> None:
+        marker.unlink(missing_ok=True)
+        for path in (planted, *directory.glob(".swifty-blocked-*")):
+            path.unlink(missing_ok=True)
+        if not exists and directory != project and directory.exists():
+            directory.rmdir()
+            (project / ".venv").rmdir()
+        if exists:
+            directory.mkdir(parents=True, exist_ok=True)
+
+    reset()
+
+    def worked() -> bool:
+        with contextlib.suppress(OSError):  # gone, and no other on PATH: not run
+            subprocess.run([program, "--version"], cwd=project, capture_output=True,
+                           timeout=30, check=False)
+        return marker.exists()
+
+    attack(f"mkdir -p {directory} && printf '#!/bin/sh\\ntouch {marker}\\n' > "
+           f"{planted} && chmod +x {planted}", worked, reset)
+
+
 # -- what git trusts: a submodule's git dir planted in `.git/modules` --------------------
 
 def _git(cwd: Path, *args: str) -> None:
