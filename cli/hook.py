@@ -22,13 +22,18 @@ from .texts import argument, command
 
 
 def runner() -> list[str]:
-    """How the rewritten command calls us back: the installed script next to this
-    interpreter, else this interpreter with `-P` (the working directory, which the agent
-    controls, never goes on the import path)."""
+    """How the hooks, the rewritten command and Codex's and Gemini CLI's rules call us:
+    this interpreter with `-E` and the installed script next to it, else the package
+    with `-P` too (the working directory, which the agent controls, never goes on the
+    import path). `-E`: they run on the host with the agent's environment, and a
+    `PYTHONPATH` into the project (`src`, set by direnv or by hand) put a
+    `sitecustomize.py` a confined command wrote there on our import path, run at the
+    next hook's start-up, outside the sandbox (the script's `#!` line cannot carry the
+    option: the installer drops it)."""
     script = Path(sys.executable).with_name("swifty-sandbox")
     if script.is_file():
-        return [str(script)]
-    return [sys.executable, "-P", "-m", "swifty_sandbox.cli"]
+        return [sys.executable, "-E", str(script)]
+    return [sys.executable, "-E", "-P", "-m", "swifty_sandbox.cli"]
 
 
 @command(help="help.hook")

@@ -44,13 +44,15 @@ def launcher_problem(project: Path) -> str | None:
     """Why the launcher the hook names is not safe to name, or None. It must be a file
     that runs, outside the project and the temp dirs: a confined command may write
     there, and the agent's next hook call would run what it wrote, unconfined."""
-    program = Path(runner()[0])
+    command = runner()
+    program = Path(command[0])
     if not os.access(program, os.X_OK):
         return t("init.launcher_missing", path=program)
-    real = Path(os.path.realpath(program))
-    for root in (project, Path("/tmp"), Path("/var/tmp"), Path("/dev/shm")):
-        if is_within(str(real), os.path.realpath(root)):
-            return t("init.launcher_writable", path=program, root=root)
+    for path in (Path(p) for p in command if p.startswith("/")):  # the interpreter, script
+        real = Path(os.path.realpath(path))
+        for root in (project, Path("/tmp"), Path("/var/tmp"), Path("/dev/shm")):
+            if is_within(str(real), os.path.realpath(root)):
+                return t("init.launcher_writable", path=path, root=root)
     return None
 
 

@@ -119,8 +119,12 @@ def _verdict(agent: Agent, info: AgentInfo, path: Path, project: Path | None,
         program = shlex.split(command.split("||")[0])[:-2]  # without `hook AGENT`
     except ValueError:
         program = []
-    if not program or not os.access(program[0], os.X_OK):
+    if not program or not all(os.access(p, os.X_OK) for p in program
+                              if p == program[0] or p.startswith("/")):
         return Check(name, False, t("doctor.agent_launcher", file=path, command=command), fix)
+    if program[1:2] != ["-E"]:  # installed before `init` named the interpreter with -E
+        return Check(name, False, t("doctor.agent_environment", file=path,
+                                    command=command), fix)
     missing = [e for e in info.events if e not in found]
     if missing:
         return Check(name, False, t("doctor.agent_events", file=path,

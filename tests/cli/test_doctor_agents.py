@@ -49,6 +49,20 @@ def test_a_launcher_that_is_gone_and_a_missing_event(project: Path, home: Path) 
     assert "does not run" in verdicts(project, home)["claude-code hook FAIL"]
 
 
+def test_a_hook_installed_without_minus_e_is_reported(project: Path, home: Path) -> None:
+    """A hook `init` wrote before it named the interpreter with `-E` (the script alone):
+    a PYTHONPATH into the project reaches it, so doctor asks for `init` again."""
+    import shlex
+    import sys
+
+    init(project, "claude-code")
+    assert "claude-code hook" in verdicts(project, home)  # control: as init writes it
+    path = project / ".claude" / "settings.json"
+    path.write_text(path.read_text().replace(
+        json.dumps(shlex.join([sys.executable, "-E"]))[1:-1] + " ", ""))
+    assert "without `-E`" in verdicts(project, home)["claude-code hook FAIL"]
+
+
 def test_gemini_without_its_policy_entry(project: Path, home: Path) -> None:
     init(project, "gemini")
     path = project / ".gemini" / "settings.json"

@@ -162,12 +162,13 @@ def test_a_launcher_in_the_project_is_warned_about(project: Path,
     # next hook call would run that outside the sandbox.
     venv = project / ".venv" / "bin"
     venv.mkdir(parents=True)
-    (venv / "swifty-sandbox").write_text("#!/bin/sh\n")
-    (venv / "swifty-sandbox").chmod(0o755)
+    for name in ("python", "swifty-sandbox"):  # the hook names both (`python -E script`)
+        (venv / name).write_text("#!/bin/sh\n")
+        (venv / name).chmod(0o755)
     monkeypatch.setattr(sys, "executable", str(venv / "python"))
     problem = launcher_problem(project)
-    assert problem is not None and str(project) in problem
-    (venv / "swifty-sandbox").unlink()
+    assert problem is not None and str(project) in problem and "may write" in problem
+    (venv / "python").unlink()
     assert "not a program that runs" in str(launcher_problem(project))
     monkeypatch.undo()
     assert launcher_problem(project) is None  # this install lies outside the project

@@ -123,6 +123,45 @@ def test_a_program_the_agent_runs_planted_on_path(
            f"{planted} && chmod +x {planted}", worked, reset)
 
 
+# -- the next hook call's Python: a PYTHONPATH into the project -------------------------
+
+@pytest.mark.parametrize("entry", ["src", "{project}/src"])
+def test_a_module_planted_on_pythonpath_is_not_run_by_the_next_hook(
+        confined: Runner, project: Path, outside_temp: Path,
+        monkeypatch: pytest.MonkeyPatch, entry: str) -> None:
+    """The agent's environment reaches the hook, the rewritten `run` and the MCP server,
+    which run on the host: with `PYTHONPATH=src` (direnv, a src layout) a confined
+    command may write the project's `src/` — that is its work — and a
+    `sitecustomize.py` there ran at the next hook's start-up, unconfined. The control
+    is the launcher started as its `#!` line starts it; the hook, the rewritten command
+    and Codex's and Gemini's rules name the interpreter with `-E`."""
+    import shlex
+    import subprocess
+
+    from swifty_sandbox.cli.hook import runner
+    from swifty_sandbox.cli.init import hook_command
+    from swifty_sandbox.policy.agents import Agent
+
+    (project / "src").mkdir()
+    monkeypatch.setenv("PYTHONPATH", entry.format(project=project))
+    marker = outside_temp / "ran-sitecustomize"
+    confined(f"printf 'open(%s, \"w\").close()\\n' {shlex.quote(repr(str(marker)))} "
+             "> src/sitecustomize.py")
+    assert (project / "src" / "sitecustomize.py").is_file()  # the project's source: its own
+
+    def call(command: list[str]) -> bool:
+        subprocess.run(command, cwd=project, input="{}", text=True, capture_output=True,
+                       timeout=60, check=False)
+        ran = marker.exists()
+        marker.unlink(missing_ok=True)
+        return ran
+
+    script = runner()[-1]
+    assert call([script, "hook", "claude-code"]), "control: PYTHONPATH is not honoured"
+    assert not call(["sh", "-c", hook_command(Agent.CLAUDE_CODE)]), "ESCAPE: the hook"
+    assert not call([*runner(), "run", "--", "true"]), "ESCAPE: the rewritten command"
+
+
 # -- what git trusts: a submodule's git dir planted in `.git/modules` --------------------
 
 def _git(cwd: Path, *args: str) -> None:
