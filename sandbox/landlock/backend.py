@@ -86,6 +86,13 @@ def _trusted_inside(spec: SandboxSpec) -> list[str]:
             any(is_within(p, r) for r in roots) and not p.endswith("/bwrap")]
 
 
+def _hidden_in_roots(spec: SandboxSpec) -> list[str]:
+    """The hidden paths a command here could rename or link away (`repair.hold`)."""
+    roots = [*spec.writable, *(d for d in (spec.temp_dir, spec.toolchain_dir) if d)]
+    return [p for p in dict.fromkeys((*spec.unreadable_files, *spec.unreadable_dirs))
+            if any(is_within(p, r) and p != r for r in roots)]
+
+
 def _protected_in_roots(spec: SandboxSpec) -> list[str]:
     """The protected paths a command here could change, outermost only (a tree
     recorded whole holds what lies inside it)."""
@@ -108,7 +115,7 @@ class LandlockBackend:
         from ..linux.backend import launch_caps
         from ..run.aftercare import _record
         from ..spec.syscalls import syscall_rules
-        from .repair import repair, snapshot
+        from .repair import hold, hold_back, repair, snapshot
 
         abi, why = kernel_abi()
         if not host.dry:
@@ -128,6 +135,9 @@ class LandlockBackend:
                 for net in (False, True):  # before the protected trees are recorded, or
                     _bpf(spec, abi, net)  # the repair would take it for the command's
             trees = [] if host.dry else snapshot(_protected_in_roots(spec))
+            held = [] if host.dry else hold(_hidden_in_roots(spec))
+            if held:  # put back under their names when the launch ends
+                launch.on_close(partial(hold_back, held, partial(_record, spec)))
             if trees:
                 # Nothing is read-only here: each protected tree is put back whole when
                 # the launch ends (before aftercare, which checks the rest).

@@ -1,12 +1,22 @@
-"""Protected paths inside a writable root, held by repair: Landlock cannot keep them
-read-only there (`ruleset.py` says why), so each is recorded whole before the command
-(every file's bytes and mode, every link's target, every directory) and, when the
-command changed anything in it, what it left is moved aside (`.swifty-blocked-…`,
-nothing is deleted) and the recorded tree is put back in its place.
+"""Protected and hidden paths inside a writable root, held by repair: Landlock cannot
+keep protected ones read-only there (`ruleset.py` says why), so each is recorded whole
+before the command (every file's bytes and mode, every link's target, every directory)
+and, when the command changed anything in it, what it left is moved aside
+(`.swifty-blocked-…`, nothing is deleted) and the recorded tree is put back in its
+place.
 
 A tree too large to record (more than `_ENTRIES` entries or `_BYTES` bytes in all)
 refuses the run: a protected path that could be neither kept nor repaired is not
-confined. Every change goes through directories opened without following links
+confined.
+
+A hidden path there (a `.env` a ReadFile deny rule hides) stays unreadable, but the
+root's rights to remove and make entries reach it too: renamed to `notes.txt`, or linked
+there and its name removed, it was the next run's and the file tools' to read, which go
+by names. Each is held by a descriptor opened before the command (`hold`) and put back
+under its name after it (`hold_back`): renamed back from where /proc says it is, or its
+name linked again (the other name then refuses later runs, `setup.hard_links`).
+
+Every change goes through directories opened without following links
 (`aftercare.open_dir`), so a command cannot aim the restore at the user's files.
 """
 
@@ -20,7 +30,7 @@ from dataclasses import dataclass
 
 from swifty_sandbox.messages import t
 
-from ..fsafe import open_dir
+from ..fsafe import open_dir, open_nofollow
 from ..run.aftercare import move_aside
 from ..spec.compiler import SetupError
 
@@ -161,4 +171,62 @@ def repair(trees: list[Tree], unresolved: Callable[[str], None]) -> str:
         except OSError as e:
             unresolved(tree.path)
             notes.append(t("run.not_repaired", path=tree.path, error=e.strerror or e))
+    return "".join(f"swifty-sandbox: {n}\n" for n in notes)
+
+
+Held = tuple[str, int]  # a hidden path and an O_PATH descriptor of what lies there
+
+
+def hold(paths: list[str]) -> list[Held]:
+    """A descriptor of each hidden path that exists (opened following no link, closed
+    on exec: the command never has it)."""
+    held: list[Held] = []
+    for path in paths:
+        with contextlib.suppress(OSError):
+            held.append((path, open_nofollow(path, os.O_PATH | os.O_CLOEXEC)))
+    return held
+
+
+def _back(path: str, fd: int) -> str | None:
+    """Put the held `fd` back at `path` if the command moved it; the note, or None."""
+    info = os.fstat(fd)
+    with contextlib.suppress(FileNotFoundError):
+        now = os.lstat(path)
+        if (now.st_dev, now.st_ino) == (info.st_dev, info.st_ino):
+            return None  # where it was (another name of it refuses the next run)
+    if info.st_nlink == 0:
+        return None  # removed: nothing of it is left to read
+    where = os.readlink(f"/proc/self/fd/{fd}")
+    moved = move_aside(path) or "-"  # what took its name, if anything
+    _make_parents(path)
+    parent, name = os.path.split(path)
+    with _opened(parent) as target:
+        if where.endswith(" (deleted)"):  # its name removed, another kept: link it again
+            os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=target, follow_symlinks=True)
+            return t("run.hidden_linked", path=path)
+        source_dir, source = os.path.split(where)
+        with _opened(source_dir) as origin:
+            found = os.lstat(source, dir_fd=origin)
+            if (found.st_dev, found.st_ino) != (info.st_dev, info.st_ino):
+                raise OSError(0, "moved again meanwhile", where)
+            os.rename(source, name, src_dir_fd=origin, dst_dir_fd=target)
+    return t("run.hidden_back", path=path, where=where, moved=moved)
+
+
+def hold_back(held: list[Held], unresolved: Callable[[str], None]) -> str:
+    """Each held hidden path put back where it was hidden; the notes for stderr.
+    `unresolved` records one that could not be: later runs refuse until it is."""
+    notes = []
+    try:
+        for path, fd in held:
+            try:
+                note = _back(path, fd)
+            except OSError as e:
+                unresolved(path)
+                note = t("run.not_repaired", path=path, error=e.strerror or e)
+            if note is not None:
+                notes.append(note)
+    finally:
+        for _path, fd in held:
+            os.close(fd)
     return "".join(f"swifty-sandbox: {n}\n" for n in notes)

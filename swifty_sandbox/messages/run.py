@@ -190,6 +190,19 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "({error}): later runs here refuse until it is",
         "{path} 受保护而命令修改了它，且无法还原（{error}）：在修复之前，此处之后的运行都会被拒绝",
     ),
+    "run.hidden_back": (
+        "{path} is hidden and the command moved it to {where} (Landlock cannot keep it "
+        "in place): put back where it is hidden; what took its name was moved to {moved}",
+        "{path} 被隐藏而命令将其移到了 {where}（Landlock 无法将其固定）：已放回其被隐藏的位置；"
+        "占用其名称的内容已移至 {moved}",
+    ),
+    "run.hidden_linked": (
+        "{path} is hidden and the command removed its name, keeping another (a hard "
+        "link; Landlock cannot keep it in place): the name is back, and runs here refuse "
+        "until the other name is removed",
+        "{path} 被隐藏而命令删除了其名称并保留了另一个名称（硬链接；Landlock 无法将其固定）："
+        "名称已恢复，在删除另一个名称之前，此处的运行都会被拒绝",
+    ),
     "violation.line": (
         "swifty-sandbox: refused {what}: {rule}; to allow it: {fix}",
         "swifty-sandbox：已拒绝{what}：{rule}；如需允许：{fix}",

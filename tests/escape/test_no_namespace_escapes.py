@@ -179,3 +179,67 @@ def test_a_new_file_beside_a_hidden_one_reads_back(confined: Runner, project: Pa
     result = confined("echo made > notes.txt; cat notes.txt; cat .env")
     assert "tk-6262" not in result.stdout
     assert result.stdout.startswith("made"), result
+
+
+# -- a hidden path inside a writable root, moved away under another name --------------
+
+_SECRET = "TOKEN=tk-7171\n"
+
+
+def _hidden_in_project(project: Path, home: Path) -> None:
+    (home / ".swifty").mkdir(exist_ok=True)
+    (home / ".swifty" / "permissions.yaml").write_text(
+        "- rule: ReadFile(.env)\n  effect: deny\n- rule: ReadFile(keys)\n  effect: deny\n")
+    (project / ".env").write_text(_SECRET)
+    (project / "keys").mkdir(exist_ok=True)
+    (project / "keys" / "id").write_text(_SECRET)
+
+
+def _read_by_name(project: Path, home: Path, name: str) -> bool:
+    """Whether the secret is read under `name`: by the next confined run, or by the
+    file tools (the decision, then the MCP server's I/O)."""
+    from swifty_sandbox import Request, Tool
+    from swifty_sandbox.sandbox.agents.fileio import FileToolError, read_file
+
+    box = Sandbox(project, home=home)
+    result = box.run(["cat", name])
+    if "tk-7171" in result.stdout:
+        return True
+    decision = box.check(Request.file(Tool.READ_FILE, str(project / name)))
+    if decision.effect.value != "allow" or decision.target is None:
+        return False
+    try:
+        return b"tk-7171" in read_file(decision.target, 1 << 16, box.host().hidden_links)
+    except FileToolError:
+        return False
+
+
+@pytest.mark.parametrize(("move", "name"), [
+    ("mv .env notes.txt", "notes.txt"),
+    ("mkdir -p d && mv .env d/x", "d/x"),
+    ("mkdir -p d && ln .env d/x && rm .env", "d/x"),
+    ("mv keys pub", "pub/id"),
+])
+def test_a_hidden_file_moved_away_is_still_hidden(attack: Attack, project: Path, home: Path,
+                                                  move: str, name: str) -> None:
+    """Landlock grants a writable root's removes and renames on the whole root, so a
+    command could rename a hidden `.env` (or link it and remove the name) to
+    `notes.txt`: the rules and the file tools go by names, and the next run, or the
+    agent's Read, then showed the secret. bwrap: the hidden path is a mount point
+    (EBUSY, EXDEV)."""
+    import shutil
+
+    _hidden_in_project(project, home)
+
+    def reset() -> None:
+        for path in (project / "notes.txt", project / "d", project / "pub", project / "keys",
+                     project / ".env", *project.glob(".swifty-blocked-*")):
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink(missing_ok=True)
+        _hidden_in_project(project, home)
+
+    attack(move, lambda: _read_by_name(project, home, name), reset)
+    assert (project / ".env").read_text() == _SECRET  # put back where it was hidden
+    assert (project / "keys" / "id").read_text() == _SECRET
