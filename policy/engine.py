@@ -6,6 +6,7 @@ the symlinks on the paths it judges, and the program table on first use.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import stat
@@ -125,6 +126,9 @@ class Host:
     hidden_links: Callable[[], frozenset[Identity] | None] = field(
         default=lambda: frozenset())
     git_trusts: Callable[[str], bool] = field(default=lambda path: False)
+    # The hidden files and directories a running Landlock command could have moved
+    # under another name (`sandbox/landlock/held.py`), by identity.
+    held: Callable[[], frozenset[Identity]] = field(default=lambda: frozenset())
 
 
 # The agents' settings (the agent table; for a folder of them, anything below it: the
@@ -480,12 +484,34 @@ def _file_hit(policy: Policy, category: Category, found: Resolved, host: Host
     hit = _unreadable_hit(policy, paths)
     if hit is not None:
         return hit
+    if info is not None and _held_here(path, info, host):
+        return Decision(D, t("decision.hidden_moved", path=path), Layer.PROTECTED,
+                        category="deny-read")
     if info is not None and stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
         linked = host.hidden_links()
         if linked is None or (info.st_dev, info.st_ino) in linked:
             return Decision(D, t("decision.hard_link_hidden", path=path), Layer.PROTECTED,
                             category="deny-read")
     return None
+
+
+def _held_here(path: str, info: os.stat_result, host: Host) -> bool:
+    """Whether `path`, or a directory it lies in, is a hidden path a running command
+    moved here (`Host.held`: asked only while such a run lasts)."""
+    held = host.held()
+    if not held:
+        return False
+    if (info.st_dev, info.st_ino) in held:
+        return True
+    parent = os.path.dirname(path)
+    while True:
+        with contextlib.suppress(OSError):
+            up = os.stat(parent)
+            if (up.st_dev, up.st_ino) in held:
+                return True
+        if parent == os.path.dirname(parent):
+            return False
+        parent = os.path.dirname(parent)
 
 
 def _first_match(patterns: tuple[PathPattern, ...], paths: tuple[str, ...]

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from swifty_sandbox.policy.network import NetworkPolicy
 
 
+from ..landlock.held import identities as held_identities
 from ..run.executor import DEVNULL, EXIT_TIMEOUT, Completed, OnOutput
 from ..run.launch import run_unconfined, shell_argv
 from ..run.selection import run_selected
@@ -258,7 +259,9 @@ class Sandbox:
                 # serve must see a hard link made since the last request.
                 lambda: hidden_links(policy),
                 # Asked per request: a repository's config can name new hooks any time.
-                lambda path: trusted_by_git(path, str(policy.home)))
+                lambda path: trusted_by_git(path, str(policy.home)),
+                # Asked per read: what a Landlock command running now moved away.
+                lambda: held_identities(str(policy.home)))
         return self._host
 
     def can_always(self, request: RequestLike) -> bool:

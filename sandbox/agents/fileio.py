@@ -69,14 +69,18 @@ def _failed(path: str, error: OSError) -> FileToolError:
 
 
 def read_file(path: str, limit: int,
-              hidden_links: Callable[[], frozenset[Identity] | None]) -> bytes:
-    """At most `limit` + 1 bytes of the regular file at `path` (the decided target)."""
+              hidden_links: Callable[[], frozenset[Identity] | None],
+              held: Callable[[], frozenset[Identity]] = frozenset) -> bytes:
+    """At most `limit` + 1 bytes of the regular file at `path` (the decided target);
+    never a hidden file a running command moved here since the decision (`held`)."""
     try:
         fd = open_nofollow(path, _READ)
     except OSError as e:
         raise _failed(path, e) from e
     try:
-        _regular(fd, path, hidden_links, writing=False)
+        info = _regular(fd, path, hidden_links, writing=False)
+        if (info.st_dev, info.st_ino) in held():
+            raise FileToolError(t("decision.hidden_moved", path=path))
         chunks: list[bytes] = []
         left = limit + 1
         while left > 0 and (chunk := os.read(fd, min(left, 1 << 16))):

@@ -191,7 +191,8 @@ class Tools:
 
     def read(self, target: str, limit: int) -> bytes:
         try:
-            return read_target(target, limit, self.box.host().hidden_links)
+            host = self.box.host()
+            return read_target(target, limit, host.hidden_links, host.held)
         except FileToolError as e:
             raise ToolError(str(e)) from e
 

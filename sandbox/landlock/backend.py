@@ -135,9 +135,10 @@ class LandlockBackend:
                 for net in (False, True):  # before the protected trees are recorded, or
                     _bpf(spec, abi, net)  # the repair would take it for the command's
             trees = [] if host.dry else snapshot(_protected_in_roots(spec))
-            held = [] if host.dry else hold(_hidden_in_roots(spec))
-            if held:  # put back under their names when the launch ends
-                launch.on_close(partial(hold_back, held, partial(_record, spec)))
+            hidden = [] if host.dry else _hidden_in_roots(spec)
+            if hidden:  # put back under their names when the launch ends
+                launch.on_close(partial(hold_back, hold(hidden, spec.home),
+                                        partial(_record, spec)))
             if trees:
                 # Nothing is read-only here: each protected tree is put back whole when
                 # the launch ends (before aftercare, which checks the rest).

@@ -33,6 +33,7 @@ from swifty_sandbox.messages import t
 from ..fsafe import open_dir, open_nofollow
 from ..run.aftercare import move_aside
 from ..spec.compiler import SetupError
+from .held import register, unregister
 
 _ENTRIES = 5000
 _BYTES = 32 << 20
@@ -177,14 +178,25 @@ def repair(trees: list[Tree], unresolved: Callable[[str], None]) -> str:
 Held = tuple[str, int]  # a hidden path and an O_PATH descriptor of what lies there
 
 
-def hold(paths: list[str]) -> list[Held]:
+@dataclass(frozen=True, slots=True)
+class Holding:
+    held: list[Held]
+    registry: str | None  # where the file tools find their identities (`held.py`)
+
+
+def hold(paths: list[str], home: str) -> Holding:
     """A descriptor of each hidden path that exists (opened following no link, closed
-    on exec: the command never has it)."""
+    on exec: the command never has it), their identities listed for the file tools
+    while the command runs."""
     held: list[Held] = []
     for path in paths:
         with contextlib.suppress(OSError):
             held.append((path, open_nofollow(path, os.O_PATH | os.O_CLOEXEC)))
-    return held
+    identities = []
+    for _path, fd in held:
+        info = os.fstat(fd)
+        identities.append((info.st_dev, info.st_ino))
+    return Holding(held, register(home, identities) if held else None)
 
 
 def _back(path: str, fd: int) -> str | None:
@@ -213,20 +225,31 @@ def _back(path: str, fd: int) -> str | None:
     return t("run.hidden_back", path=path, where=where, moved=moved)
 
 
-def hold_back(held: list[Held], unresolved: Callable[[str], None]) -> str:
+def _where(fd: int) -> str | None:
+    with contextlib.suppress(OSError):
+        where = os.readlink(f"/proc/self/fd/{fd}")
+        return None if where.endswith(" (deleted)") else where
+    return None
+
+
+def hold_back(holding: Holding, unresolved: Callable[[str], None]) -> str:
     """Each held hidden path put back where it was hidden; the notes for stderr.
-    `unresolved` records one that could not be: later runs refuse until it is."""
+    `unresolved` records one that could not be, and where it is: later runs refuse
+    while either is there."""
     notes = []
     try:
-        for path, fd in held:
+        for path, fd in holding.held:
             try:
                 note = _back(path, fd)
             except OSError as e:
-                unresolved(path)
+                for name in (path, _where(fd)):
+                    if name is not None:
+                        unresolved(name)
                 note = t("run.not_repaired", path=path, error=e.strerror or e)
             if note is not None:
                 notes.append(note)
     finally:
-        for _path, fd in held:
+        for _path, fd in holding.held:
             os.close(fd)
+        unregister(holding.registry)
     return "".join(f"swifty-sandbox: {n}\n" for n in notes)

@@ -88,6 +88,11 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "已拒绝：{path} 属于 swifty-sandbox 或其钩子（或代理本身按名称）在沙箱外运行的内容；"
         "能修改它的人就能在沙箱外运行代码。请让用户修改。",
     ),
+    "decision.hidden_moved": (
+        "Denied: {path} is a file the sandbox hides, moved here by a command that is "
+        "still running; it is put back where it was when that command ends.",
+        "已拒绝：{path} 是沙箱隐藏的文件，被一个仍在运行的命令移到了这里；该命令结束时会放回原处。",
+    ),
     "decision.git_trusts": (
         "Denied: {path} is what git executes or trusts (a git directory, a gitfile, a "
         "hooks directory or a config file the repository includes); whoever writes it "

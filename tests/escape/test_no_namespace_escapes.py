@@ -243,3 +243,62 @@ def test_a_hidden_file_moved_away_is_still_hidden(attack: Attack, project: Path,
     attack(move, lambda: _read_by_name(project, home, name), reset)
     assert (project / ".env").read_text() == _SECRET  # put back where it was hidden
     assert (project / "keys" / "id").read_text() == _SECRET
+
+
+def _file_tools_read(project: Path, home: Path, name: str) -> bool:
+    """Whether the file tools give the secret under `name`: the decision (as the hook
+    makes it, the agent then reading itself), and the MCP server's I/O."""
+    from swifty_sandbox import Request, Tool
+    from swifty_sandbox.sandbox.agents.fileio import FileToolError, read_file
+
+    box = Sandbox(project, home=home)
+    decision = box.check(Request.file(Tool.READ_FILE, str(project / name)))
+    if decision.effect.value != "allow" or decision.target is None:
+        return False
+    host = box.host()
+    try:
+        return b"tk-7171" in read_file(decision.target, 1 << 16, host.hidden_links,
+                                       host.held)
+    except FileToolError:
+        return False
+
+
+@pytest.mark.parametrize(("move", "name"), [("mv .env notes.txt", "notes.txt"),
+                                            ("mv keys pub", "pub/id")])
+def test_a_hidden_file_moved_during_the_run_is_not_read_by_the_file_tools(
+        confined: Runner, unconfined: Runner, project: Path, home: Path, move: str,
+        name: str) -> None:
+    """While the command still runs (an agent's background Bash), the agent's Read of
+    the name a hidden `.env` was moved to: the file tools run outside the sandbox, and
+    the file goes back only when the run ends. Refused by identity while that run
+    lasts (`sandbox/landlock/held.py`); bwrap: the move itself fails."""
+    import shutil
+    import threading
+
+    script = f"{move}; touch moved; while [ ! -e stop ]; do sleep 0.05; done"
+
+    def during(run: Runner) -> bool:
+        for path in (project / "notes.txt", project / "pub", project / "keys",
+                     project / "moved", project / "stop"):
+            if path.is_dir():
+                shutil.rmtree(path)
+            else:
+                path.unlink(missing_ok=True)
+        _hidden_in_project(project, home)
+        done: list[RunResult] = []
+        thread = threading.Thread(target=lambda: done.append(run(script, timeout=60)))
+        thread.start()
+        try:
+            for _ in range(600):
+                if (project / "moved").exists():
+                    break
+                time.sleep(0.05)
+            assert (project / "moved").exists(), "the command did not get there"
+            return _file_tools_read(project, home, name)
+        finally:
+            (project / "stop").touch()
+            thread.join(60)
+
+    assert during(unconfined), "control: the moved secret is not read unconfined"
+    assert not during(confined), "ESCAPE: the file tools read the moved hidden file"
+    assert (project / ".env").read_text() == _SECRET
