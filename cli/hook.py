@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import sys
 from pathlib import Path
@@ -32,8 +34,23 @@ def runner() -> list[str]:
     option: the installer drops it)."""
     script = Path(sys.executable).with_name("swifty-sandbox")
     if script.is_file():
-        return [sys.executable, "-E", str(script)]
+        return [_interpreter(str(script)), "-E", str(script)]
     return [sys.executable, "-E", "-P", "-m", "swifty_sandbox.cli"]
+
+
+@functools.cache
+def _interpreter(script: str) -> str:
+    """The interpreter the installer wrote on the script's `#!` line (`python3` of a
+    venv, where `sys.executable` may be its `python` link): the same command whichever
+    way this process was started, so the agents' rules keep matching it."""
+    with contextlib.suppress(OSError), open(script, "rb") as f:
+        line = f.readline(4096)
+        if line.startswith(b"#!/"):
+            words = os.fsdecode(line[2:]).split()
+            if len(words) == 1 and os.path.realpath(words[0]) == \
+                    os.path.realpath(sys.executable):  # this interpreter, by that name
+                return words[0]
+    return sys.executable
 
 
 @command(help="help.hook")

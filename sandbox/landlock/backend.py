@@ -102,6 +102,39 @@ def _protected_in_roots(spec: SandboxSpec) -> list[str]:
     return [p for p in paths if not any(q != p and is_within(p, q) for q in paths)]
 
 
+def _repaired(launch: Launch, spec: SandboxSpec) -> SandboxSpec:
+    """What the launch puts back when it ends: the protected trees inside a writable
+    root, recorded whole, and the hidden paths there, held; the spec without the
+    snapshot entries a tree covers."""
+    # loaded only when this backend runs (run's start-up path)
+    from ..run.aftercare import _record
+    from .repair import hold, hold_back, release, repair, snapshot
+
+    # Held before the trees are recorded, put back before they are compared, and let
+    # go after they are repaired: the list of identities lies in `~/.swifty`
+    # (`held.py`), itself such a tree where the home is writable.
+    hidden = _hidden_in_roots(spec)
+    holding = hold(hidden, spec.home) if hidden else None
+    try:
+        trees = snapshot(_protected_in_roots(spec))
+    except BaseException:
+        if holding is not None:  # nothing ran: only let go
+            release(holding)
+        raise
+    if holding is not None:  # put back under their names when the launch ends
+        launch.on_close(partial(hold_back, holding, partial(_record, spec)))
+    if trees:
+        # Nothing is read-only here: each protected tree is put back whole when the
+        # launch ends (before aftercare, which checks the rest).
+        launch.on_close(partial(repair, trees, partial(_record, spec)))
+        spec = dataclasses.replace(spec, snapshot={
+            p: v for p, v in spec.snapshot.items()
+            if not any(is_within(p, tree.path) for tree in trees)})
+    if holding is not None:
+        launch.on_close(partial(release, holding))
+    return spec
+
+
 class LandlockBackend:
     name = "landlock"
     targets = ("landlock",)
@@ -113,9 +146,7 @@ class LandlockBackend:
         # loaded only when this backend runs or renders (run's start-up path)
         from ..linux import observe
         from ..linux.backend import launch_caps
-        from ..run.aftercare import _record
         from ..spec.syscalls import syscall_rules
-        from .repair import hold, hold_back, repair, snapshot
 
         abi, why = kernel_abi()
         if not host.dry:
@@ -134,18 +165,7 @@ class LandlockBackend:
             if not host.dry:  # the filters made (a new BPF cache entry, linux/bpfcache)
                 for net in (False, True):  # before the protected trees are recorded, or
                     _bpf(spec, abi, net)  # the repair would take it for the command's
-            trees = [] if host.dry else snapshot(_protected_in_roots(spec))
-            hidden = [] if host.dry else _hidden_in_roots(spec)
-            if hidden:  # put back under their names when the launch ends
-                launch.on_close(partial(hold_back, hold(hidden, spec.home),
-                                        partial(_record, spec)))
-            if trees:
-                # Nothing is read-only here: each protected tree is put back whole when
-                # the launch ends (before aftercare, which checks the rest).
-                launch.on_close(partial(repair, trees, partial(_record, spec)))
-                spec = dataclasses.replace(spec, snapshot={
-                    p: v for p, v in spec.snapshot.items()
-                    if not any(is_within(p, tree.path) for tree in trees)})
+                spec = _repaired(launch, spec)
             if host.terminal:  # our pty its controlling terminal, from inside
                 from ..run.launch import controlled  # loaded with the backend already
 

@@ -233,23 +233,29 @@ def _where(fd: int) -> str | None:
 
 
 def hold_back(holding: Holding, unresolved: Callable[[str], None]) -> str:
-    """Each held hidden path put back where it was hidden; the notes for stderr.
-    `unresolved` records one that could not be, and where it is: later runs refuse
-    while either is there."""
+    """Each held hidden path put back where it was hidden, before the protected trees
+    are compared (a hidden path inside one moved away is no change of the tree once
+    it is back); the notes for stderr. `unresolved` records one that could not be,
+    and where it is: later runs refuse while either is there."""
     notes = []
-    try:
-        for path, fd in holding.held:
-            try:
-                note = _back(path, fd)
-            except OSError as e:
-                for name in (path, _where(fd)):
-                    if name is not None:
-                        unresolved(name)
-                note = t("run.not_repaired", path=path, error=e.strerror or e)
-            if note is not None:
-                notes.append(note)
-    finally:
-        for _path, fd in holding.held:
-            os.close(fd)
-        unregister(holding.registry)
+    for path, fd in holding.held:
+        try:
+            note = _back(path, fd)
+        except OSError as e:
+            for name in (path, _where(fd)):
+                if name is not None:
+                    unresolved(name)
+            note = t("run.not_repaired", path=path, error=e.strerror or e)
+        if note is not None:
+            notes.append(note)
     return "".join(f"swifty-sandbox: {n}\n" for n in notes)
+
+
+def release(holding: Holding) -> str:
+    """The descriptors closed and the identities no longer listed: after the protected
+    trees are repaired (the list lies in `~/.swifty`, one of them where the home is
+    writable)."""
+    for _path, fd in holding.held:
+        os.close(fd)
+    unregister(holding.registry)
+    return ""

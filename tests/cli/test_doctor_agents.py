@@ -53,13 +53,14 @@ def test_a_hook_installed_without_minus_e_is_reported(project: Path, home: Path)
     """A hook `init` wrote before it named the interpreter with `-E` (the script alone):
     a PYTHONPATH into the project reaches it, so doctor asks for `init` again."""
     import shlex
-    import sys
+
+    from swifty_sandbox.cli.hook import runner
 
     init(project, "claude-code")
     assert "claude-code hook" in verdicts(project, home)  # control: as init writes it
     path = project / ".claude" / "settings.json"
     path.write_text(path.read_text().replace(
-        json.dumps(shlex.join([sys.executable, "-E"]))[1:-1] + " ", ""))
+        json.dumps(shlex.join(runner()[:2]))[1:-1] + " ", ""))
     assert "without `-E`" in verdicts(project, home)["claude-code hook FAIL"]
 
 
