@@ -48,7 +48,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "installed in {file}, but `{command}` starts swifty-sandbox without `-E`: with a "
         "PYTHONPATH into the project, a module a confined command wrote there "
         "(`sitecustomize.py`) runs at the next hook call, outside the sandbox",
-        "已安装在 {file}，但 `{command}` 启动 swifty-sandbox 时没有 `-E`：若 PYTHONPATH "
+        "已安装在 {file}，但 `{command}` 启动 swifty-sandbox 时没有 `-E`：若 `PYTHONPATH` "
         "指向项目内，受限命令写入那里的模块（`sitecustomize.py`）会在下一次钩子调用时在沙箱外运行",
     ),
     "doctor.agent_events": (
