@@ -507,6 +507,9 @@ def _read_only(policy: Policy, w: _Writable, by_rule_paths: tuple[str, ...],
     launchers = [p for p in host_paths(os.environ.get("PATH"), project)
                  if _inside_any(p, roots)]  # what runs by name outside (pathguard.py)
     agent_runs, agent_missing, agent_links = _agent_programs(project, home, roots)
+    on_path, path_links = _linked_programs([p for p in launchers if os.path.lexists(p)],
+                                           roots)
+    agent_links = tuple(dict.fromkeys((*agent_links, *path_links)))
     # The user's agent settings where a variable moved them (`CLAUDE_CONFIG_DIR`,
     # `CODEX_HOME`) into a writable root: read-only, or watched while missing (the
     # default folders in home are protected entries already).
@@ -515,7 +518,7 @@ def _read_only(policy: Policy, w: _Writable, by_rule_paths: tuple[str, ...],
     agent_missing += [f for f in user_files if not os.path.lexists(f)]
     trusted = trusted_paths(policy.settings.bwrap)
     candidates = [*by_rule_paths, *git.read_only, *policy_dirs, *trusted,
-                  *(p for p in launchers if os.path.lexists(p)), *agent_runs,
+                  *on_path, *agent_runs,
                   *(f for f in user_files if os.path.isfile(f))]
     read_only = [p for p in dict.fromkeys(_mount_path(c, roots, resolved=c in trusted)
                                           for c in candidates) if p is not None]
@@ -686,6 +689,26 @@ def _worktree_locks(project: str, roots: tuple[str, ...]) -> tuple[str, ...]:
                 raise SetupError(t("setup.symlink", path=lock, link=link))
             out.append(lock)
     return tuple(out)
+
+
+def _linked_programs(paths: list[str], roots: tuple[str, ...]
+                     ) -> tuple[list[str], tuple[tuple[str, str], ...]]:
+    """What runs by name outside that exists in a writable root (`pathguard`): kept
+    read-only where it lies; through a link (`node_modules/.bin/rg ->
+    ../@vscode/ripgrep/bin/rg`) the file it leads to, where that lies in a root, and the
+    links on the way checked after the run, as the agents' programs' are."""
+    existing: list[str] = []
+    links: list[tuple[str, str]] = []
+    for path in paths:
+        on_the_way = links_on_the_way(path, roots)
+        if not on_the_way:
+            existing.append(path)
+            continue
+        links += on_the_way
+        real = _real(path)
+        if _inside_any(real, roots) and real not in roots and os.path.exists(real):
+            existing.append(real)
+    return existing, tuple(links)
 
 
 def _agent_programs(project: str, home: str, roots: tuple[str, ...]) -> tuple[

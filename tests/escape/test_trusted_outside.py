@@ -123,6 +123,50 @@ def test_a_program_the_agent_runs_planted_on_path(
            f"{planted} && chmod +x {planted}", worked, reset)
 
 
+@pytest.mark.parametrize("how", ["rewrite the target", "relink the name"])
+def test_a_program_on_path_through_a_link_is_kept(
+        attack: Attack, project: Path, outside_temp: Path, monkeypatch: pytest.MonkeyPatch,
+        how: str) -> None:
+    """`node_modules/.bin` on PATH (direnv's `PATH_add`) holds links: `rg ->
+    ../@vscode/ripgrep/bin/rg`, as npm installs it. Every run was refused (a mount
+    through a link); now the file it leads to is read-only and a link the command
+    changed is moved aside and put back. Judged by running `rg` by name from there."""
+    import contextlib
+    import subprocess
+
+    bin_dir = project / "node_modules" / ".bin"
+    package = project / "node_modules" / "@vscode" / "ripgrep" / "bin"
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    marker = outside_temp / "ran-linked-rg"
+
+    def reset() -> None:
+        import shutil
+
+        marker.unlink(missing_ok=True)
+        shutil.rmtree(project / "node_modules", ignore_errors=True)
+        package.mkdir(parents=True)
+        bin_dir.mkdir()
+        (package / "rg").write_text("#!/bin/sh\necho rg\n")
+        (package / "rg").chmod(0o755)
+        (bin_dir / "rg").symlink_to("../@vscode/ripgrep/bin/rg")
+
+    reset()
+
+    def worked() -> bool:
+        with contextlib.suppress(OSError):
+            subprocess.run(["rg"], cwd=project, capture_output=True, timeout=30,
+                           check=False)
+        return marker.exists()
+
+    evil = f"#!/bin/sh\\ntouch {marker}\\n"
+    command = (f"printf '{evil}' > node_modules/@vscode/ripgrep/bin/rg"
+               if how == "rewrite the target" else
+               f"printf '{evil}' > evil && chmod +x evil && ln -sf ../../evil "
+               "node_modules/.bin/rg")
+    result = attack(command, worked, reset)
+    assert result.exit_code != 125, result.stderr  # the run is not refused
+
+
 # -- the next hook call's Python: a PYTHONPATH into the project -------------------------
 
 @pytest.mark.parametrize("entry", ["src", "{project}/src"])
