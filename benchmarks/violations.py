@@ -1,9 +1,9 @@
 """What the violation observer (`sandbox/linux/observe.py`) costs on file-heavy work.
 
     python -m benchmarks.violations [--runs N] [--files N] [--backend bwrap|landlock]
-                                    [--only c|pytest|true] [--base CHECKOUT]
+                                    [--only c|pytest|suite|true] [--base CHECKOUT]
 
-Three workloads, each run confined through `Sandbox.run` with the observer and without
+Four workloads, each run confined through `Sandbox.run` with the observer and without
 it (`observe.available` patched off, in the benchmark's worker only), interleaved (on,
 off, on, off, …, which goes first alternating) so that the machine's noise falls on
 all alike:
@@ -13,7 +13,15 @@ all alike:
 2. a test suite: pytest on 40 generated test files of 10 tests each, every test
    writing, reading and listing files in its `tmp_path` (imports, bytecode, temp
    directories: the calls the observer is told of), cache and bytecode writes on;
-3. `true`: what a run costs whatever the command does (bwrap's own set-up calls are
+3. a real test suite: five of this project's own `tests/policy` files (rule files,
+   the "always allow" store, paths, settings, file decisions: 144 tests), copied
+   with `tests/conftest.py` and `pyproject.toml` into the project, run by this
+   checkout's venv (the package importable read-only from its checkout). It is what an
+   agent runs: a suite that imports a few hundred modules, writes bytecode and pytest's
+   cache, makes a fake home and project per test (its `HOME` in the project) and
+   writes, locks and renames policy files in them; not made to be write-heavy as (2)
+   is, so the two bracket what a test suite pays;
+4. `true`: what a run costs whatever the command does (bwrap's own set-up calls are
    notified too: the filter is loaded before bwrap), four times `--runs` rounds.
 
 `--base CHECKOUT`: also the observer as it is in another checkout (say, main before a
@@ -22,8 +30,11 @@ in the same rounds (before, after, off). Each side runs in a worker process of i
 own venv, which times `Sandbox.run` alone.
 
 The C build's objects are removed before each run, outside the sandbox (a clean is not
-the build). Reported: the median wall time of each, the ratio on/off per pair and of
-the sums (the target: ≤ 1.05), and the load average.
+the build). Reported: per observed side, the calls its filter notified in the untimed
+first run (by syscall) and the median time its thread took to read each; the median
+wall time of each, the ratio on/off per pair and of the sums (the target: ≤ 1.05),
+and the load average (on a 2-core machine other people's load above 2 swamps the
+ratios: compare them only at a low one).
 """
 
 from __future__ import annotations
@@ -36,33 +47,62 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 _HEADERS = ("stdio.h", "stdlib.h", "string.h", "errno.h", "unistd.h", "fcntl.h",
             "sys/stat.h", "math.h", "time.h", "ctype.h")
 
-# A worker: one `Sandbox.run` per request line ({"command", "cwd", "observed", "clean"}),
-# its wall time back; the observer patched off where not observed. Standard library
-# and the checkout's own package only, so any checkout's venv can run it.
+# A worker: one `Sandbox.run` per request line ({"command", "cwd", "observed", "clean",
+# "count"}), its wall time back; the observer patched off where not observed. With
+# "count" (the untimed warm-up run), the observed calls counted by syscall and the
+# median time the observer's thread spends reading each (`Observer._read`: the path,
+# while the call waits), through a wrapper only that run has. Standard library and the
+# checkout's own package only, so any checkout's venv can run it.
 _WORKER = r"""
-import json, sys, time
+import collections, json, platform, sys, time
 from pathlib import Path
 from swifty_sandbox import Sandbox
 from swifty_sandbox.sandbox.linux import observe
-available = observe.available
+available, read, calls = observe.available, observe.Observer._read, observe._calls
+
+class Named(tuple):  # a call's entry, with the syscall's name for the count
+    name = ""
+
+def named():
+    numbers = {nr: name for name, nr in observe._NUMBERS[platform.machine()].items()}
+    out = {}
+    for nr, entry in calls().items():
+        out[nr] = Named(entry)
+        out[nr].name = numbers[nr]
+    return out
+
+counts, spent = collections.Counter(), []
+def counted(self, pid, call, args):
+    start = time.perf_counter_ns()
+    try:
+        return read(self, pid, call, args)
+    finally:
+        spent.append(time.perf_counter_ns() - start)
+        counts[call.name] += 1
+
 boxes = {}
 for line in sys.stdin:
     ask = json.loads(line)
     for built in ask["clean"]:
         Path(built).unlink(missing_ok=True)
     observe.available = available if ask["observed"] else (lambda: False)
+    observe.Observer._read = counted if ask["count"] else read
+    observe._calls = named if ask["count"] else calls
+    counts.clear(), spent.clear()
     box = boxes.get(ask["cwd"]) or boxes.setdefault(ask["cwd"], Sandbox(ask["cwd"]))
     start = time.monotonic()
     result = box.run(ask["command"], cwd=ask["cwd"], timeout=600)
     elapsed = time.monotonic() - start
     print(json.dumps({"wall": elapsed, "exit": result.exit_code,
-                      "stderr": result.stderr[-2000:]}), flush=True)
+                      "stderr": result.stderr[-2000:], "counts": counts,
+                      "read_us": sorted(spent)[len(spent) // 2] / 1000 if spent else 0}),
+          flush=True)
 """
-
 
 class Worker:
     """A checkout's `Sandbox.run`, in a process of its own venv."""
@@ -71,16 +111,19 @@ class Worker:
         self.proc = subprocess.Popen([python, "-c", _WORKER], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, text=True, cwd=checkout)
 
-    def run(self, command: str, cwd: str, observed: bool) -> float:
+    def run(self, command: str, cwd: str, observed: bool, count: bool = False
+            ) -> dict[str, Any]:
+        """One run; its answer (`wall`; with `count`, `counts` and `read_us`)."""
         assert self.proc.stdin is not None and self.proc.stdout is not None
         clean = [str(p) for p in (*Path(cwd).glob("*.o"), Path(cwd) / "lib.a")]
         self.proc.stdin.write(json.dumps({"command": command, "cwd": cwd,
-                                          "observed": observed, "clean": clean}) + "\n")
+                                          "observed": observed, "clean": clean,
+                                          "count": count}) + "\n")
         self.proc.stdin.flush()
-        answer = json.loads(self.proc.stdout.readline())
+        answer: dict[str, Any] = json.loads(self.proc.stdout.readline())
         if answer["exit"] != 0:
             sys.exit(f"{command!r} failed ({answer['exit']}): {answer['stderr']}")
-        return float(answer["wall"])
+        return answer
 
     def close(self) -> None:
         assert self.proc.stdin is not None
@@ -116,18 +159,41 @@ def test_suite(root: Path, files: int = 40) -> str:
     return f"{sys.executable} -m pytest -q {tests}"
 
 
+_SUITE = ("test_rulefiles.py", "test_store.py", "test_paths.py", "test_settings.py",
+          "test_engine_paths.py")
+
+
+def real_suite(root: Path) -> str:
+    """Workload 3: this checkout's `tests/policy` files `_SUITE`, with what they need,
+    copied under `root` (the same files for every side of a comparison)."""
+    here = Path(__file__).resolve().parent.parent
+    suite = root / "real"
+    (suite / "tests" / "policy").mkdir(parents=True)
+    (suite / "home").mkdir()
+    for name in ("pyproject.toml", "tests/__init__.py", "tests/conftest.py",
+                 "tests/policy/__init__.py", *(f"tests/policy/{f}" for f in _SUITE)):
+        (suite / name).write_bytes((here / name).read_bytes())
+    files = " ".join(f"tests/policy/{f}" for f in _SUITE)
+    return f"cd {suite} && HOME={suite / 'home'} {sys.executable} -m pytest -q {files}"
+
+
 def compare(name: str, sides: dict[str, tuple[Worker, bool]], command: str, cwd: str,
             runs: int) -> None:
     """`sides`: label → (worker, observed); the first unobserved one is the baseline."""
-    for worker, observed in sides.values():
-        worker.run(command, cwd, observed)  # warm the caches
+    for label, (worker, observed) in sides.items():  # warm the caches, and count
+        warm = worker.run(command, cwd, observed, count=observed)
+        if observed:
+            counts = sorted(warm["counts"].items(), key=lambda kv: -kv[1])
+            print(f"{name}, {label}: {sum(warm['counts'].values())} notified calls ("
+                  f"{', '.join(f'{n} {c}' for n, c in counts)}), read "
+                  f"{warm['read_us']:.1f} us each (median)", flush=True)
     times: dict[str, list[float]] = {label: [] for label in sides}
     loads = [os.getloadavg()[0]]
     for i in range(runs):  # alternate the order: none always meets a cold cache
         labels = list(sides) if i % 2 else list(sides)[::-1]
         for label in labels:
             worker, observed = sides[label]
-            times[label].append(worker.run(command, cwd, observed))
+            times[label].append(float(worker.run(command, cwd, observed)["wall"]))
         loads.append(os.getloadavg()[0])
     off = next(label for label, (_, observed) in sides.items() if not observed)
     print(f"{name}: load {min(loads):.1f}-{max(loads):.1f}, {runs} rounds")
@@ -151,7 +217,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--files", type=int, default=60)
     parser.add_argument("--backend", default=os.environ.get("SWIFTY_BACKEND", "bwrap"))
-    parser.add_argument("--only", choices=("c", "pytest", "true"), default=None)
+    parser.add_argument("--only", choices=("c", "pytest", "suite", "true"), default=None)
     parser.add_argument("--base", type=Path, default=None,
                         help="another checkout (with its own .venv): the 'before' side")
     args = parser.parse_args()
@@ -182,6 +248,9 @@ def main() -> None:
             if args.only in (None, "pytest"):
                 compare("pytest (400 tests in 40 files)", sides, test_suite(root),
                         str(root), args.runs)
+            if args.only in (None, "suite"):
+                compare(f"a real suite ({len(_SUITE)} files of tests/policy)", sides,
+                        real_suite(root), str(root), args.runs)
     finally:
         for worker in workers:
             worker.close()

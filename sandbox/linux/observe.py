@@ -90,6 +90,7 @@ _AT_FDCWD = -100
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC
 _PATH_MAX = 4096
 _PAGE = 4096
+_FIRST = 256  # bytes of a path read first
 _NO_FLAGS, _HOW_FLAGS = -1, -2  # no flags argument; openat2's, in its struct
 
 # syscall → (operation, (index of the directory descriptor or None, index of the path))
@@ -551,15 +552,27 @@ class Observer:
         iov[1] = iov[3] = size
         iov[2] = address
         got = self._readv(pid, self._iov_local, 1, self._iov_remote, 1, 0)
-        return self._buffer.raw[:got] if got > 0 else b""
+        return ctypes.string_at(self._buffer, got) if got > 0 else b""  # `got` copied
 
     def _string(self, pid: int, address: int) -> bytes:
         """The NUL-terminated string at `address` (a short read first: almost every
-        path fits); b"" where unterminated or unreadable."""
+        path fits, and is taken as it lies in the buffer, to its NUL, with no copy of
+        the rest); b"" where unterminated or unreadable."""
         if not address:
             return b""
+        iov = self._iov
+        iov[1] = iov[3] = min(_FIRST, _PAGE - address % _PAGE)
+        iov[2] = address
+        got = self._readv(pid, self._iov_local, 1, self._iov_remote, 1, 0)
+        if got <= 0:
+            return b""
+        # `value` ends at the buffer's first NUL: shorter than what was read, it is
+        # the string's (the bytes past `got` are an earlier read's, never reached).
+        text: bytes = self._buffer.value
+        if len(text) < got:
+            return text
         out = b""
-        size = 256
+        size = _FIRST
         while len(out) < _PATH_MAX:
             data = self._memory(pid, address + len(out), size)
             if not data:
