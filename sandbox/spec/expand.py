@@ -41,6 +41,7 @@ from .walkcache import Cache, Record, Tree
 FOLLOW_BUDGET = 200_000  # entries visited below followed symlinks
 _MISSING = (errno.ENOENT, errno.ENOTDIR)
 _DENIED = (errno.EACCES, errno.EPERM)
+_O_PATH: int | None = getattr(os, "O_PATH", None)  # Linux: a link resolved by the kernel
 
 
 class ExpansionTooLarge(Exception):
@@ -488,8 +489,7 @@ def find_named(roots: Iterable[str], names: frozenset[str],
                cache: Cache | None = None) -> Found:
     """Every entry named one of `names` in the trees (symlinks not followed), not
     looking below the directories in `skip`; and every symlink that leads into
-    `links_into` (the link's text names `swifty-sandbox`, then its target is resolved:
-    no other path reaches that directory). A directory whose record in `cache` (the
+    `links_into`, by where it resolves (`_ours`). A directory whose record in `cache` (the
     walk before, marking the same names) still holds is not listed again."""
     roots = tuple(roots)
     if cache is not None and cache.markers != names:
@@ -524,7 +524,7 @@ def _find_all(stack: list[str], names: frozenset[str], skip: frozenset[str],
                         stack.append(entry.path if entry.name != ".git"
                                      else os.path.join(entry.path, "modules"))
                 elif links_into is not None and entry.is_symlink() and _ours(
-                        entry.path, os.readlink(entry.path), links_into):
+                        entry.path, links_into):
                     out.links.append(entry.path)
             except OSError:
                 continue
@@ -545,12 +545,24 @@ def _listing(directory: str, names: frozenset[str], out: Found) -> list[os.DirEn
     return listed
 
 
-def _ours(path: str, text: str, links_into: str) -> bool:
-    """A link whose text names `swifty-sandbox` and that leads into `links_into`."""
+def _ours(path: str, links_into: str) -> bool:
+    """A link that leads into `links_into`, judged by where it resolves now, never by
+    its text: a chain (`tools -> .git/hop/x`, `.git/hop -> …/tmp/…`) or a spelling
+    upwards names that directory nowhere the check lists. The kernel resolves it (one
+    open, one readlink); a dangling link as far as it exists (what is missing a later
+    command can make)."""
+    real = None
+    if _O_PATH is not None:
+        with contextlib.suppress(OSError):
+            fd = os.open(path, _O_PATH | os.O_CLOEXEC)
+            try:
+                real = os.readlink(f"/proc/self/fd/{fd}")
+            finally:
+                os.close(fd)
     try:
-        return "swifty-sandbox" in text and is_within(os.path.realpath(path), links_into)
-    except OSError:
-        return False
+        return is_within(real or os.path.realpath(path), links_into)
+    except (OSError, ValueError):
+        return True  # what cannot be resolved is no link to trust
 
 
 def _replay(directory: str, record: Record, skip: frozenset[str], links_into: str | None,
@@ -558,12 +570,12 @@ def _replay(directory: str, record: Record, skip: frozenset[str], links_into: st
     """`find_named` on one directory from its record (as the listing would do)."""
     prefix = directory if directory.endswith("/") else directory + "/"
     out.named.extend(prefix + name for name in record[5])
-    for name, is_link, _below, text in record[7]:
+    for name, is_link, _below, _text in record[7]:
         path = prefix + name
         if not is_link:
             if path not in skip:
                 stack.append(path if name != ".git" else path + "/modules")
-        elif links_into is not None and _ours(path, text, links_into):
+        elif links_into is not None and _ours(path, links_into):
             out.links.append(path)
 
 
@@ -590,12 +602,15 @@ def _find_changed(roots: tuple[str, ...], names: frozenset[str], skip: frozenset
                   links_into: str | None, cache: Cache, answer: treewatch.Answer) -> Found:
     """`find_named` where a watcher saw every change since the walk before: only
     the directories it names are listed (each one alone: a new directory is named
-    itself), unwatched subtrees walked whole; the links whose text names
-    `swifty-sandbox` are resolved again, as the full check does. Entries found only
+    itself), unwatched subtrees walked whole; every link the walk before recorded is
+    resolved again, as the full check does. Entries found only
     here are what the command can have made (the rest is the walk's markers)."""
     assert answer.dirty is not None
     out = Found()
     for top in answer.unwatched:
+        # An unwatched `.git` is searched as the full check searches one: its
+        # `modules/` (submodules' git dirs, whose hooks `git submodule update` runs).
+        top = os.path.join(top, "modules") if os.path.basename(top) == ".git" else top
         if _visited(top, roots, skip):
             found = _find_all([top], names, skip, links_into, None)
             out.named += found.named
@@ -605,13 +620,15 @@ def _find_changed(roots: tuple[str, ...], names: frozenset[str], skip: frozenset
         for entry in _listing(directory, names, out):
             with contextlib.suppress(OSError):
                 if links_into is not None and entry.is_symlink() and _ours(
-                        entry.path, os.readlink(entry.path), links_into):
+                        entry.path, links_into):
                     out.links.append(entry.path)
     if links_into is not None:
+        # Every link of the walk before, again: what one resolves to changes with any
+        # link or directory on its way, not only with its own directory.
         for tree in cache.trees.values():
-            for path, (_below, text) in tree.links.items():
-                if path not in out.links and _ours(path, text, links_into) and _visited(
-                        os.path.dirname(path), roots, skip):
+            for path in tree.links:
+                if path not in out.links and _visited(os.path.dirname(path), roots,
+                                                      skip) and _ours(path, links_into):
                     out.links.append(path)
     out.links = list(dict.fromkeys(out.links))
     return out
