@@ -260,17 +260,19 @@ def suspects(spec: SandboxSpec) -> tuple[list[tuple[str, str]], Found]:
     before = set(spec.markers)
     created = t("run.reason_created")
     out: list[tuple[str, str]] = []
-    for path in dict.fromkeys((*spec.watch, *spec.heads_pending, *(
+    loose = frozenset(spec.loose_heads)
+    for path in dict.fromkeys((*spec.watch, *spec.loose_heads, *(
             p for p in found.named if p not in before and (
                 not p.endswith(NESTED_AGENT_DIRS) or nested_agent_dir(p, spec.project))))):
         try:
             if path.endswith("/HEAD"):  # a bare repository: git finds it from inside
                 directory = os.path.dirname(path)
                 # Inside a `.git`, only a submodule's git dir (`.git/modules/…`): git
-                # runs its hooks at the next `git submodule update`.
+                # runs its hooks at the next `git submodule update`; or one a gitfile
+                # names (`loose`: none before the command, one now).
                 inside = "/.git/" in directory + "/"
                 if gitfiles.is_git_dir(directory) and (
-                        not inside or "/.git/modules/" in directory + "/"):
+                        path in loose or not inside or "/.git/modules/" in directory + "/"):
                     # A `commondir` outside `.git/worktrees/` is no one's but a command's.
                     reason = "commondir" if gitfiles.common_dir(directory) else \
                         gitfiles.unsafe_config(directory, spec.project)

@@ -150,11 +150,14 @@ class SandboxSpec:
     # names the trees to search.
     markers: tuple[str, ...] = ()
     markers_in: tuple[str, ...] = ()
-    # The `HEAD`s among `markers` whose directory was no repository before the command
-    # (no `objects`, `refs` or `commondir` yet): checked after it as a new one is, since
-    # a command completes a repository without making its `HEAD` (`mkdir refs`, a
-    # `commondir`'s target), and the watcher names no unchanged directory.
-    heads_pending: tuple[str, ...] = ()
+    # Every `HEAD` git may take a repository from that was none before the command: a
+    # marked one whose directory is no repository yet (no `objects`, `refs` or
+    # `commondir`), and that of each marked gitfile's git dir that is none yet, even
+    # missing. Checked after it as a new one is, wherever it lies: a command completes
+    # a repository without making the `HEAD` or the gitfile git finds it by (`mkdir
+    # refs`, a `commondir`'s target, the directory an old gitfile names), and the
+    # watcher names no unchanged directory.
+    loose_heads: tuple[str, ...] = ()
     home: str = ""
     snapshot: Snapshot = field(default_factory=dict)
     # The project's toolchain cache directory (sandbox/spec/toolchains.py): bound read-write
@@ -343,7 +346,7 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         bwrap=settings.bwrap,
         backend=settings.backend,
         markers=tuple(marked),
-        heads_pending=_heads_pending(marked),
+        loose_heads=_loose_heads(marked),
         markers_in=(project,) if project in roots else (),
         home=home,
         snapshot=snapshot,
@@ -365,11 +368,17 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
     )
 
 
-def _heads_pending(marked: list[str]) -> tuple[str, ...]:
-    """Every `HEAD` found whose directory is no repository yet: checked again after
-    the run, since a command may complete one around it (gitfiles.is_git_dir)."""
-    return tuple(m for m in marked if m.endswith("/HEAD")
-                 and not gitfiles.is_git_dir(os.path.dirname(m)))
+def _loose_heads(marked: list[str]) -> tuple[str, ...]:
+    """The `HEAD`s (`SandboxSpec.loose_heads`) of every directory git may take for a
+    repository that is none yet (gitfiles.is_git_dir): a command may complete one."""
+    heads = [m for m in marked if m.endswith("/HEAD")]
+    for dot_git in (m for m in marked if m.endswith("/.git")):
+        if os.path.islink(dot_git):
+            heads.append(os.path.join(os.path.realpath(dot_git), "HEAD"))
+        elif not os.path.isdir(dot_git) and (named := gitfiles.gitdir_of(dot_git)):
+            heads.append(os.path.join(named, "HEAD"))
+    return tuple(dict.fromkeys(h for h in heads
+                               if not gitfiles.is_git_dir(os.path.dirname(h))))
 
 
 def _own_caches(walk: walkcache.Cache, home: str) -> list[str]:
