@@ -242,7 +242,10 @@ def protected(project: str, roots: tuple[str, ...], dot_gits: Iterable[str] = ()
 
     for head in heads:  # bare repositories (a test fixture `remote.git`): git finds
         directory = os.path.dirname(head)  # one from any directory inside it
-        if "/.git/" not in directory + "/" and is_git_dir(directory):
+        # and submodules' git dirs, also with no work tree naming them (a submodule
+        # not checked out): `git submodule update` runs their hooks.
+        inside = "/.git/" in directory + "/"
+        if (not inside or "/.git/modules/" in directory + "/") and is_git_dir(directory):
             git_dir(directory, directory)
 
     # The user's own git config applies to every repository: a relative hooksPath there
