@@ -231,6 +231,29 @@ def test_tmp_without_a_writable_cache_is_private(confined: Runner, home: Path) -
     assert "private /tmp" in result.stderr
 
 
+def _python_for(uid: int) -> list[str]:
+    """This environment's `swifty-sandbox` as `uid` can start it: this interpreter, else
+    (it lies under root's 0700 home: a pyenv build, as in CI) the system's of the same
+    version with this environment's packages added (`site.addsitedir`, so that the
+    editable install's finder loads)."""
+    import subprocess
+    import sysconfig
+
+    boot = ("import runpy, site, sys; site.addsitedir(sys.argv.pop(1)); "
+            "sys.argv[0] = 'swifty-sandbox'; "
+            "runpy.run_module('swifty_sandbox.cli', run_name='__main__', alter_sys=True)")
+    for python in (sys.executable, "/usr/bin/python3"):
+        try:
+            version = subprocess.run(
+                [python, "-c", "import sys; print(sys.version_info[:2])"], user=uid,
+                capture_output=True, text=True, check=False, timeout=30).stdout
+        except OSError:
+            continue
+        if version.strip() == str(sys.version_info[:2]):
+            return [python, "-c", boot, sysconfig.get_paths()["purelib"]]
+    pytest.skip("no interpreter of this version that the other user can run")
+
+
 @pytest.mark.linux
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
                     reason="needs root to give a folder to another user and run as one")
@@ -258,7 +281,7 @@ def test_another_users_private_folder_in_the_project_is_no_refusal() -> None:
 
         def run() -> subprocess.CompletedProcess[str]:
             return subprocess.run(
-                [sys.executable, "-m", "swifty_sandbox.cli", "run", "--", "cat", "src.txt"],
+                [*_python_for(nobody), "run", "--", "cat", "src.txt"],
                 cwd=project, user=nobody, group=nobody, extra_groups=[],
                 env={"HOME": str(home), "PATH": os.environ["PATH"], "SWIFTY_DAEMON": "off",
                      "SWIFTY_BACKEND": os.environ.get("SWIFTY_BACKEND", "auto"),
