@@ -28,13 +28,14 @@ from swifty_sandbox.sandbox.spec import treewatch, walkcache
 
 from . import walktrees
 from .conftest import git
-from .test_tree_watch import Way, watching  # noqa: F401 (the fixture, shared)
+from .test_tree_watch import Way, overflow, watching  # noqa: F401 (the fixture, shared)
 from .test_walk_cache import _spoil
 
 pytestmark = pytest.mark.linux
 
 Runner = Callable[..., RunResult]
 WAYS = ("cold", "warm", "forged", "on", "stale", "served", "unwatched", "overflow")
+_RACY_HERE_NS = 100_000_000
 _WATCHED = {"on": "on", "stale": "stale", "served": "served", "unwatched": "on",
             "overflow": "on"}
 
@@ -45,6 +46,13 @@ class Ways:
     def __init__(self, way: str, confined: Runner, project: Path, home: Path,
                  request: pytest.FixtureRequest) -> None:
         self.way, self.home, self.project = way, home, project
+        if way != "served":
+            # The walk cache's racy window is FAT's 2 s; these trees are on ext4 or
+            # tmpfs, whose timestamps tick in milliseconds. Narrowed where the check
+            # runs in this process (not in the warm server: `served` waits it out), so
+            # that a tree is old enough for its records after a short wait.
+            request.getfixturevalue("monkeypatch").setattr(walkcache, "RACY_NS",
+                                                           _RACY_HERE_NS)
         if way == "unwatched":
             self._unwatch_git_dirs(request)
         self.inner = Way(_WATCHED.get(way, "off"), confined, project, request)
@@ -90,10 +98,7 @@ class Ways:
         elif self.way == "overflow":
             watcher = self.inner.watcher
             floor = watcher.floor
-            many = self.project / "lib" / "a"
-            queued = int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
-            for n in range(queued + 100):
-                (many / f"f{n}").touch()
+            overflow(self.project / "lib" / "a")
             self.run("true")
             assert watcher.floor > floor, "the queue did not overflow"
 

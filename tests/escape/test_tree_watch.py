@@ -252,10 +252,7 @@ def test_an_overflowed_queue_forgets_everything(confined: Runner, unconfined: Ru
     walktrees.layout(project)
     way = Way("on", confined, project, _Request(watching))
     way.warm()
-    queued = int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
-    many = project / "lib" / "a"  # watched already: its entries' events are queued
-    for n in range(queued + 100):
-        (many / f"f{n}").touch()
+    overflow(project / "lib" / "a")  # watched already: its entries' events are queued
     (project / "src" / "b" / "d" / "e" / ".env").write_text(f"{SECRET}\n")
     floor = watching.floor
     read = "cat src/b/d/e/.env"
@@ -263,6 +260,20 @@ def test_an_overflowed_queue_forgets_everything(confined: Runner, unconfined: Ru
     output, _code = way.run(read)
     assert SECRET not in output, f"ESCAPE: {output}"
     assert watching.floor > floor, "the queue did not overflow: this test proves nothing"
+
+
+def overflow(directory: Path) -> None:
+    """More events queued in `directory` than the kernel keeps (`max_queued_events`):
+    one file renamed back and forth, two events a rename, each with its own cookie so
+    that none merges with the one before (no tree of thousands of files for every
+    later walk to list)."""
+    queued = int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
+    here, there = directory / "overflow-a", directory / "overflow-b"
+    here.touch()
+    for _ in range(queued // 2 + 100):
+        os.rename(here, there)
+        os.rename(there, here)
+    here.unlink()
 
 
 class _Request:
