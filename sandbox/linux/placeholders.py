@@ -46,6 +46,7 @@ from swifty_sandbox.messages import t
 
 from ..fsafe import open_dir
 from ..spec.compiler import PLACEHOLDERS_MOST, SetupError
+from ..spec.expand import PLACEHOLDERS_AT
 
 if TYPE_CHECKING:
     from ..backend import Launch
@@ -55,7 +56,7 @@ _IN_OPEN = 0x20
 _IN_ONESHOT = 0x80000000
 _EVENT = struct.Struct("=iIII")  # wd, mask, cookie, len (then the name, unused here)
 _SHM = "/dev/shm"
-_PREFIX = f"swifty-hidden-{os.getuid()}-"
+_PREFIX = f"{os.path.basename(PLACEHOLDERS_AT)}{os.getuid()}-"
 
 
 def bind_fds(launch: Launch, spec: SandboxSpec) -> tuple[dict[str, int], bool]:

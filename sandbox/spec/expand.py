@@ -39,6 +39,10 @@ from . import treewatch
 from .walkcache import Cache, Record, Tree
 
 FOLLOW_BUDGET = 200_000  # entries visited below followed symlinks
+# Where the runs' placeholders for hidden paths lie (linux/placeholders.py): each
+# run's folder is `<this><uid>-<pid>-<random>`.
+PLACEHOLDERS_AT = "/dev/shm/swifty-hidden-"
+_PLACEHOLDER_NAME = os.path.basename(PLACEHOLDERS_AT)
 _MISSING = (errno.ENOENT, errno.ENOTDIR)
 _DENIED = (errno.EACCES, errno.EPERM)
 _O_PATH: int | None = getattr(os, "O_PATH", None)  # Linux: a link resolved by the kernel
@@ -83,6 +87,15 @@ def _exists(path: str, strict: tuple[str, ...]) -> bool:
             return False
         raise Unsearchable(path, e) from e
     return True
+
+
+def _placeholders(directory: str) -> bool:
+    """A run's folder of empty stand-ins for hidden paths, by any spelling (a link to
+    `/` or `/dev` leads a followed walk there): nothing to find in it, and opening one
+    would report a read that run's command never made (linux/placeholders.py watches
+    their opens)."""
+    return os.path.basename(directory.rstrip("/")).startswith(_PLACEHOLDER_NAME) and \
+        os.path.realpath(directory).startswith(PLACEHOLDERS_AT)
 
 
 def _ancestors(path: str) -> list[str]:
@@ -418,6 +431,8 @@ class _Walk:
         them. From the cache where a `lstat` shows the directory unchanged; else
         listed (and kept); None when it cannot be listed (vanished, or outside what a
         command can change)."""
+        if _placeholders(directory):
+            return None
         key = self._key(active)
         if cache is not None:
             record = cache.get(directory, key)

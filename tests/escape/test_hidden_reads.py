@@ -243,3 +243,58 @@ def test_text_and_json_through_the_cli(project: Path, home: Path,
         {"kind": "hidden", "op": "read", "path": f"{home}/.netrc", "seen": "kernel",
          "rule": out["violations"][0]["rule"], "fix": out["violations"][0]["fix"]}]
     assert SECRET not in done.stdout + text.stdout
+
+
+def test_another_walk_through_a_link_to_the_root_blames_no_run(
+        confined: Runner, project: Path, home: Path, backend: str) -> None:
+    """The file tools' walk for hidden files with other links (`hidden_links`) follows
+    symlinked directories; one to `/` led it into every live run's placeholders in the
+    host's /dev/shm, and each of those runs then reported reads of its hidden
+    directories that its command never made (seen as a flaky MCP test). The control:
+    listing the placeholders directly is reported, so the detector is live."""
+    import threading
+    import time
+
+    from swifty_sandbox import Sandbox
+    from swifty_sandbox.sandbox.spec.compiler import hidden_links
+
+    if backend == "landlock":
+        pytest.skip("no placeholders: no mounts")
+    (home / ".ssh").mkdir()
+    other = home / "other"
+    (other / ".git").mkdir(parents=True)
+    (other / "top").symlink_to("/")
+    (other / ".swifty").mkdir()
+    (other / ".swifty" / "permissions.yaml").write_text(
+        "- rule: ReadFile(**/*.key)\n  effect: deny\n")
+    policy = Sandbox(other, home=home).policy
+
+    def during(act: Callable[[], object]) -> list[str]:
+        started = threading.Event()
+
+        def meanwhile() -> None:
+            while not _any_placeholders():
+                time.sleep(0.02)
+            started.set()
+            time.sleep(0.3)
+            act()
+
+        thread = threading.Thread(target=meanwhile)
+        thread.start()
+        result = confined("sleep 2")
+        thread.join()
+        assert started.is_set()
+        return [str(v["path"]) for v in result.violations if v["kind"] == "hidden"]
+
+    def list_them() -> None:
+        for run in SHM.glob(f"swifty-hidden-{os.getuid()}-*"):
+            for entry in run.iterdir():
+                if entry.is_dir():
+                    os.listdir(entry)
+
+    assert str(home / ".ssh") in during(list_them), "control: the detector is not live"
+    assert during(lambda: hidden_links(policy)) == []
+
+
+def _any_placeholders() -> bool:
+    return any(SHM.glob(f"swifty-hidden-{os.getuid()}-*/*"))
