@@ -45,7 +45,10 @@ def unregister(path: str | None) -> None:
             os.unlink(path)
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether the run that left an entry named by its pid may still be going (another
+    user's process counts: its entries are not ours to sweep). Also the placeholders'
+    sweep (linux/placeholders.py)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -66,7 +69,7 @@ def identities(home: str) -> frozenset[Identity]:
     out: set[Identity] = set()
     for name in names:
         pid = name.split("-", 1)[0]
-        if not pid.isdigit() or not _alive(int(pid)):
+        if not pid.isdigit() or not alive(int(pid)):
             continue
         with contextlib.suppress(OSError, ValueError, TypeError):
             fd = os.open(os.path.join(folder, name), os.O_RDONLY | os.O_NOFOLLOW

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING
 from swifty_sandbox.messages import t
 
 from ..fsafe import open_dir
+from ..landlock.held import alive
 from ..spec.compiler import PLACEHOLDERS_MOST, SetupError
 from ..spec.expand import PLACEHOLDERS_AT
 
@@ -212,7 +213,7 @@ def _sweep(parent: int) -> None:
         os.close(listing)
     for name in names:
         pid = name[len(_PREFIX):].split("-", 1)[0]
-        if not name.startswith(_PREFIX) or not pid.isdigit() or _alive(int(pid)):
+        if not name.startswith(_PREFIX) or not pid.isdigit() or alive(int(pid)):
             continue
         with contextlib.suppress(OSError):
             fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
@@ -236,16 +237,6 @@ def _remove(name: str, parent: int) -> None:
             os.rmdir(name, dir_fd=parent)
     except OSError:
         pass
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 __all__ = ["bind_fds"]
