@@ -14,7 +14,6 @@ rows are the controls: the same surface, the same project, a plain path.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import subprocess
@@ -28,6 +27,8 @@ import pytest
 
 import swifty_sandbox.sandbox
 from swifty_sandbox import Request, Sandbox, Tool
+
+from .test_warm import child_socket_path, script_python, stop_server
 
 pytestmark = pytest.mark.bwrap
 
@@ -416,19 +417,10 @@ def via_hook(project: Path, home: Path, env: dict[str, str]) -> Answers:
     warm = {k: v for k, v in env.items() if k not in ("SWIFTY_DAEMON", "PYTEST_CURRENT_TEST")}
     try:
         return _hook_answers(project, home, warm)
-    finally:
-        _stop_server(warm)
-
-
-def _stop_server(env: dict[str, str]) -> None:
-    """The server this home's calls started, if any, leaves when its socket is gone."""
-    python = Path(SCRIPT).read_text().splitlines()[0][2:].strip()  # the script's #!
-    path = subprocess.run(
-        [python, "-P", "-c", "from swifty_sandbox.cli import entry; print(entry.socket_path())"],
-        env=env, capture_output=True, text=True, check=True).stdout.strip()
-    if path and path != "None":
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
+    finally:  # the first call started it (for this HOME, the test's own)
+        path = child_socket_path(script_python())
+        if os.path.exists(path):
+            stop_server(path)
 
 
 def _hook_answers(project: Path, home: Path, env: dict[str, str]) -> Answers:

@@ -443,8 +443,7 @@ def test_the_first_call_starts_a_server_that_serves_the_next(
     first = subprocess.run([SCRIPT, "check", "--", "ls"], cwd=project, capture_output=True,
                            stdin=subprocess.DEVNULL, timeout=120, check=False, env=env())
     assert first.returncode == 0, first.stderr
-    # the console script's own interpreter (its #! line) names its server
-    python = Path(SCRIPT).read_text().splitlines()[0][2:].strip()
+    python = script_python()
     path = child_socket_path(python)
     assert path is not None
     deadline = time.monotonic() + 60
@@ -457,12 +456,23 @@ def test_the_first_call_starts_a_server_that_serves_the_next(
                                check=False, env=env())
         assert again.returncode == 0, again.stderr
     finally:
-        os.unlink(path)  # the server sees its socket gone and leaves
-        lock = Path(path).with_suffix(".lock")
-        deadline = time.monotonic() + 30
-        while _locked(lock):
-            assert time.monotonic() < deadline, "the server did not leave"
-            time.sleep(0.2)
+        stop_server(path)
+
+
+def script_python() -> str:
+    """The console script's own interpreter (its #! line): it names the script's server."""
+    return Path(SCRIPT).read_text().splitlines()[0][2:].strip()
+
+
+def stop_server(path: str) -> None:
+    """The server at `path` sees its socket gone and leaves; wait until it has (its lock
+    is free again)."""
+    os.unlink(path)
+    lock = Path(path).with_suffix(".lock")
+    deadline = time.monotonic() + 30
+    while _locked(lock):
+        assert time.monotonic() < deadline, "the server did not leave"
+        time.sleep(0.2)
 
 
 def _locked(lock: Path) -> bool:
