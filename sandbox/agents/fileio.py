@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat
 from collections.abc import Callable
 
@@ -106,7 +105,7 @@ def write_file(path: str, data: bytes,
         dir_fd = open_dir(parent, create=True)
     except OSError as e:
         raise _failed(path, e) from e
-    temporary = f".{os.fsdecode(os.fsencode(name)[:64])}.swifty-{secrets.token_hex(6)}"
+    temporary = f".{os.fsdecode(os.fsencode(name)[:64])}.swifty-{os.urandom(6).hex()}"
     try:
         mode = None
         try:

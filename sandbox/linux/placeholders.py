@@ -37,7 +37,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
-import secrets
 import struct
 from functools import partial
 from typing import TYPE_CHECKING
@@ -106,7 +105,7 @@ class _Placeholders:
         self.parent = open_dir(parent)
         try:
             _sweep(self.parent)
-            self.name = f"{_PREFIX}{os.getpid()}-{secrets.token_hex(8)}"
+            self.name = f"{_PREFIX}{os.getpid()}-{os.urandom(8).hex()}"
             os.mkdir(self.name, 0o700, dir_fd=self.parent)
             try:
                 self.dir = os.open(self.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW

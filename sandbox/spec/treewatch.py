@@ -32,7 +32,6 @@ import ctypes
 import errno
 import marshal
 import os
-import secrets
 import socket
 import stat
 import struct
@@ -104,7 +103,7 @@ class Watcher:
 
     def __init__(self) -> None:
         self._libc = ctypes.CDLL(None, use_errno=True)
-        self.token = secrets.token_hex(8)
+        self.token = os.urandom(8).hex()  # not `secrets`: it loads OpenSSL, at every start
         self.gen = 1
         self._fd = -1
         self._reset(0)

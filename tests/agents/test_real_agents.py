@@ -23,7 +23,8 @@ from .conftest import Agent, Run, new_agent, program
 from .model_server import Call, Model
 
 # One group: its sessions are one fixture, started together (`sessions`).
-pytestmark = [pytest.mark.bwrap, pytest.mark.agents, pytest.mark.xdist_group("agents")]
+pytestmark = [pytest.mark.bwrap, pytest.mark.unprivileged, pytest.mark.agents,
+              pytest.mark.xdist_group("agents")]
 
 AGENTS = ["claude-code", "codex", "gemini"]
 MakeAgent = Callable[[str], Agent]

@@ -245,7 +245,8 @@ def test_run_options_end_at_the_program(project: Path) -> None:
         assert (done.returncode, done.stdout) == (0, b"--json -x\n"), done.stderr
 
 
-@pytest.mark.bwrap  # run again as an unprivileged user by scripts/test
+@pytest.mark.bwrap
+@pytest.mark.unprivileged  # the only user it runs as: root has no RLIMIT_NPROC
 @pytest.mark.skipif(os.geteuid() == 0, reason="root has no RLIMIT_NPROC to run out of")
 @pytest.mark.parametrize("sandbox", ["auto", "off"])
 def test_no_process_left_to_start_says_which_cap_and_how_to_lift_it(

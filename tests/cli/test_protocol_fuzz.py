@@ -231,7 +231,8 @@ def test_always_on_a_full_disk_is_an_error_and_serving_goes_on(project: Path,
     assert not local_rules_path(project, home).exists()
 
 
-@pytest.mark.bwrap  # so that it runs in the unprivileged pass of scripts/test too
+@pytest.mark.bwrap
+@pytest.mark.unprivileged  # the only user it runs as: root writes anywhere
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes to read-only directories")
 def test_always_in_a_read_only_directory_is_an_error(project: Path, home: Path) -> None:
     state = local_rules_path(project, home).parent

@@ -23,8 +23,9 @@ from swifty_sandbox.messages import MESSAGES
 
 from .browser import Browser, find_chromium
 
-pytestmark = pytest.mark.bwrap  # the end-to-end test runs real commands; and the module
-# runs in the unprivileged pass, so Chromium is tried as an ordinary user too
+# bwrap: the end-to-end test runs real commands; unprivileged: the module runs in the
+# unprivileged pass, so Chromium is tried as an ordinary user too
+pytestmark = [pytest.mark.bwrap, pytest.mark.unprivileged]
 
 SCRIPT = str(Path(sys.executable).with_name("swifty-sandbox"))
 XSS = ("echo '</script><img src=x onerror=\"document.title=`PWNED`\">"

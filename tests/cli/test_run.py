@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from swifty_sandbox.cli.main import main
 
-pytestmark = pytest.mark.bwrap
+pytestmark = [pytest.mark.bwrap, pytest.mark.unprivileged]
 
 
 def invoke(*args: str) -> tuple[int, str, str]:

@@ -78,6 +78,7 @@ def test_a_denied_command_did_not_run(project: Path, home: Path) -> None:
 
 
 @pytest.mark.bwrap
+@pytest.mark.unprivileged
 @pytest.mark.parametrize("backend", ["bwrap", "landlock"])
 def test_a_command_that_exits_125_itself_ran(project: Path, home: Path, backend: str,
                                              monkeypatch: pytest.MonkeyPatch) -> None:

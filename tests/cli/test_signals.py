@@ -118,6 +118,7 @@ def test_run_unconfined_ends_the_command(project: Path, signum: int, code: int) 
 
 
 @pytest.mark.bwrap
+@pytest.mark.unprivileged
 @pytest.mark.parametrize(("signum", "code"), SIGNALS)
 def test_run_confined_ends_the_command(project: Path, signum: int, code: int) -> None:
     proc = _start(["run", "--project", str(project), "-c", LOOPS])

@@ -35,8 +35,9 @@ SERVED = ("import sys\n"
 
 Call = Callable[..., subprocess.CompletedProcess[bytes]]
 
-# Also in the suite's unprivileged pass (scripts/test): pidfds, /proc and namespaces are
-# what the server's checks read, and root reads more of them.
+# The tests marked `unprivileged` are in the suite's unprivileged pass too (scripts/test):
+# pidfds, /proc and namespaces are what the server's checks read, and root reads more of
+# them; the policy comparisons and the cache's mechanics are the same for any user.
 pytestmark = pytest.mark.bwrap
 
 
@@ -142,7 +143,9 @@ def _no_duration(out: bytes) -> bytes:
 
 
 @needs_bwrap
-@pytest.mark.parametrize("policy", sorted(POLICIES))
+@pytest.mark.parametrize("policy", [
+    pytest.param(name, marks=[pytest.mark.unprivileged] if name == "default" else [])
+    for name in sorted(POLICIES)])
 def test_escape_policies_confine_the_same(server: object, project: Path, home: Path,
                                           policy: str) -> None:
     config, rules = POLICIES[policy]
@@ -250,6 +253,7 @@ print(answer)
 """
 
 
+@pytest.mark.unprivileged  # the server trusts callers by uid and namespace
 @needs_bwrap
 def test_a_sandboxed_command_cannot_use_the_server(server: object, project: Path,
                                                    home: Path) -> None:
@@ -286,6 +290,7 @@ def test_a_sandboxed_command_cannot_use_the_server(server: object, project: Path
     assert b"b'A'" not in confined.stdout
 
 
+@pytest.mark.unprivileged  # the server trusts callers by uid and namespace
 def test_no_server_behind_a_foreign_or_unsafe_socket(home: Path, project: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """A run directory that others can enter, that is a symlink, or a socket whose
@@ -333,6 +338,7 @@ def _bind(sock: socket.socket, path: str) -> None:
         os.close(folder)
 
 
+@pytest.mark.unprivileged  # the server trusts callers by uid and namespace
 @needs_bwrap
 def test_a_listener_in_another_user_namespace_gets_nothing(home: Path, project: Path,
                                                            monkeypatch: pytest.MonkeyPatch
@@ -374,6 +380,7 @@ def test_a_listener_in_another_user_namespace_gets_nothing(home: Path, project: 
             listener.wait()
 
 
+@pytest.mark.unprivileged  # pidfds and /proc as the caller's own user
 @needs_bwrap
 @pytest.mark.parametrize("how", ["interrupt", "kill"])
 def test_the_callers_end_ends_the_command(server: object, project: Path, how: str) -> None:
@@ -437,6 +444,7 @@ def test_changed_code_is_never_served(home: Path, project: Path,
             proc.wait()
 
 
+@pytest.mark.unprivileged  # pidfds and /proc as the caller's own user
 def test_the_first_call_starts_a_server_that_serves_the_next(
         home: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SWIFTY_DAEMON")
@@ -488,6 +496,7 @@ def _locked(lock: Path) -> bool:
         os.close(fd)
 
 
+@pytest.mark.unprivileged  # pidfds and /proc as the caller's own user
 def test_a_caller_that_ignores_hangups_is_not_served(server: object, project: Path) -> None:
     """`nohup swifty-sandbox run …`: the command must inherit the ignored SIGHUP, which a
     worker of a server that does not ignore it would not pass on; the call runs here."""
@@ -520,6 +529,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.unprivileged  # pidfds and /proc as the caller's own user
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL])
 def test_no_waiting_worker_outlives_its_server(home: Path, monkeypatch: pytest.MonkeyPatch,
                                                signum: int) -> None:
@@ -675,6 +685,7 @@ def _absent(target: Path) -> bool:
     return not target.exists()
 
 
+@pytest.mark.unprivileged  # the server trusts callers by uid and namespace
 @pytest.mark.parametrize("nnp_server", _NNP, indirect=True)
 def test_a_landlocked_caller_is_not_served(nnp_server: str, project: Path,
                                            home: Path) -> None:
@@ -697,6 +708,7 @@ def test_a_landlocked_caller_is_not_served(nnp_server: str, project: Path,
     assert _absent(target), f"ESCAPE through the console script: {fallback.stderr!r}"
 
 
+@pytest.mark.unprivileged  # the server trusts callers by uid and namespace
 @pytest.mark.parametrize("nnp_server", _NNP, indirect=True)
 def test_a_caller_with_its_own_seccomp_filter_is_not_served(nnp_server: str, project: Path,
                                                             home: Path) -> None:
@@ -711,6 +723,7 @@ def test_a_caller_with_its_own_seccomp_filter_is_not_served(nnp_server: str, pro
     assert _absent(target), "ESCAPE: a filtered caller was served outside its filter"
 
 
+@pytest.mark.unprivileged  # the server trusts callers by uid and namespace
 @pytest.mark.parametrize("nnp", _NNP)
 def test_no_server_serves_under_a_seccomp_filter(home: Path, project: Path, nnp: str,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
@@ -780,6 +793,7 @@ open(out, "wb").write(data)
 """
 
 
+@pytest.mark.unprivileged  # the server trusts callers by uid and namespace
 @pytest.mark.parametrize("nnp", _NNP)
 def test_a_listener_planted_from_a_landlock_domain_gets_nothing(
         home: Path, project: Path, outside_temp: Path, nnp: str,
@@ -945,6 +959,7 @@ NO_SOCKETS = ("import os, sys, pyseccomp as sc\n"
               "os.execv(sys.argv[1], sys.argv[1:])\n")
 
 
+@pytest.mark.unprivileged  # the server trusts callers by uid and namespace
 def test_a_caller_that_may_not_make_a_socket_runs_its_call_itself(
         server: object, project: Path) -> None:
     """The client made its socket before anything that could fail quietly: refused
@@ -974,6 +989,7 @@ def _home_writable(home: Path) -> Path:
     return home / ".cache" / "swifty-sandbox"
 
 
+@pytest.mark.unprivileged  # the server trusts callers by uid and namespace
 @needs_bwrap
 @pytest.mark.parametrize("how", ["served", "slow"])
 def test_a_writable_home_keeps_our_own_cache_in_place(

@@ -26,6 +26,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "tests/escape/" in str(item.fspath):
             item.add_marker(pytest.mark.bwrap)
+            item.add_marker(pytest.mark.unprivileged)
 
 
 # Every escape and everyday test runs under each Linux backend (SWIFTY_BACKEND, as a

@@ -7,8 +7,9 @@ Each attack runs unconfined first (the control: host git runs the planted code, 
 by a marker it makes), then confined in each of the ways the after-run check can run:
 the walk cache cold, warm or forged, the tree watcher on (in the process), stale,
 through the warm server, with the `.git` directories unwatched (what a watcher out of
-watches, or on a file system it cannot watch, names), and with its queue overflowed.
-Confined, host git must not run it.
+watches, or on a file system it cannot watch, names), and with its queue overflowed
+(all of them under bwrap, three under Landlock: CASES). Confined, host git must not
+run it.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from swifty_sandbox.sandbox.agents import RunResult
 from swifty_sandbox.sandbox.spec import treewatch, walkcache
 
 from . import walktrees
-from .conftest import git
+from .conftest import BACKENDS, git
 from .test_tree_watch import Way, overflow, watching  # noqa: F401 (the fixture, shared)
 from .test_walk_cache import _spoil
 
@@ -35,6 +36,12 @@ pytestmark = pytest.mark.linux
 
 Runner = Callable[..., RunResult]
 WAYS = ("cold", "warm", "forged", "on", "stale", "served", "unwatched", "overflow")
+# Every way under bwrap; under Landlock those that differ in where the check runs (in
+# this process, cold or with the watcher on, and in the warm server). The check runs on
+# the host after either backend, so the cache's and the watcher's mechanics are no more a
+# backend's than it is: the bwrap runs try each of them, the Landlock runs what it wrote.
+CASES = [(backend, way) for backend in BACKENDS
+         for way in (("cold", "on", "served") if backend == "landlock" else WAYS)]
 _RACY_HERE_NS = 100_000_000
 _WATCHED = {"on": "on", "stale": "stale", "served": "served", "unwatched": "on",
             "overflow": "on"}
@@ -162,7 +169,7 @@ def _host_tmp(project: Path, home: Path) -> str:
 
 # -- 1. a chain of links into the command's own /tmp ------------------------------------
 
-@pytest.mark.parametrize("way", WAYS)
+@pytest.mark.parametrize(("backend", "way"), CASES, indirect=["backend"])
 def test_a_chain_of_links_into_the_commands_tmp(
         way: str, confined: Runner, unconfined: Runner, repo: Path, home: Path,
         marker: Path, request: pytest.FixtureRequest) -> None:
@@ -189,7 +196,7 @@ def test_a_chain_of_links_into_the_commands_tmp(
     assert not tools.is_symlink(), "the link stayed (nothing behind it any more)"
 
 
-@pytest.mark.parametrize("way", WAYS)
+@pytest.mark.parametrize(("backend", "way"), CASES, indirect=["backend"])
 def test_a_relative_link_through_a_linked_parent(
         way: str, confined: Runner, unconfined: Runner, repo: Path, home: Path,
         marker: Path, request: pytest.FixtureRequest) -> None:
@@ -216,7 +223,7 @@ def test_a_relative_link_through_a_linked_parent(
 
 # -- 2. a repository completed around what was there before -----------------------------
 
-@pytest.mark.parametrize("way", WAYS)
+@pytest.mark.parametrize(("backend", "way"), CASES, indirect=["backend"])
 def test_a_gitfile_left_for_a_later_run(
         way: str, confined: Runner, unconfined: Runner, repo: Path, marker: Path,
         home: Path, request: pytest.FixtureRequest) -> None:
@@ -246,7 +253,7 @@ def test_a_gitfile_left_for_a_later_run(
              reset_all)
 
 
-@pytest.mark.parametrize("way", WAYS)
+@pytest.mark.parametrize(("backend", "way"), CASES, indirect=["backend"])
 def test_an_old_head_completed_through_a_commondir(
         way: str, confined: Runner, unconfined: Runner, repo: Path, marker: Path,
         home: Path, request: pytest.FixtureRequest) -> None:
@@ -289,7 +296,7 @@ def _hook(marker: Path, hooks: str) -> str:
             f"{hooks}/post-checkout && chmod +x {hooks}/post-checkout")
 
 
-@pytest.mark.parametrize("way", WAYS)
+@pytest.mark.parametrize(("backend", "way"), CASES, indirect=["backend"])
 def test_a_hook_in_a_submodules_git_dir_without_hooks(
         way: str, confined: Runner, unconfined: Runner, repo: Path, marker: Path,
         home: Path, outside_temp: Path, request: pytest.FixtureRequest) -> None:
@@ -313,7 +320,7 @@ def test_a_hook_in_a_submodules_git_dir_without_hooks(
              lambda: shutil.rmtree(hooks))
 
 
-@pytest.mark.parametrize("way", WAYS)
+@pytest.mark.parametrize(("backend", "way"), CASES, indirect=["backend"])
 def test_a_submodules_git_dir_planted_in_git_modules(
         way: str, confined: Runner, unconfined: Runner, repo: Path, marker: Path,
         home: Path, outside_temp: Path, request: pytest.FixtureRequest) -> None:

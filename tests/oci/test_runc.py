@@ -26,7 +26,7 @@ from ..listener import tcp_listener
 
 RUNC = shutil.which("runc") or next(
     (p for p in ("/usr/sbin/runc", "/usr/bin/runc") if os.access(p, os.X_OK)), None)
-pytestmark = [pytest.mark.runc,
+pytestmark = [pytest.mark.runc, pytest.mark.unprivileged,
               pytest.mark.skipif(RUNC is None, reason="runc is not installed "
                                                       "(apt-get install runc)")]
 PROBE = str(Path(__file__).parents[1] / "escape" / "syscall_probe.py")

@@ -195,6 +195,7 @@ def _same_up_to_descriptors(rendered: list[str], ran: list[str]) -> None:
 
 
 @pytest.mark.bwrap
+@pytest.mark.unprivileged
 @pytest.mark.linux
 @pytest.mark.parametrize(("profile", "allow"), [("default", ()), ("strict", ()),
                                                 ("default", ("example.com",))])

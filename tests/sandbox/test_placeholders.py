@@ -54,6 +54,7 @@ def test_placeholders_where_git_stages_nothing(project: Path, home: Path) -> Non
 
 
 @pytest.mark.bwrap
+@pytest.mark.unprivileged
 def test_the_launch_owns_them(project: Path, home: Path) -> None:
     (home / ".netrc").write_text("machine x\n")
     (home / ".ssh").mkdir()

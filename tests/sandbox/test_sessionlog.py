@@ -295,6 +295,7 @@ def test_a_process_recording_for_many_projects_holds_few_descriptors(
 
 
 @pytest.mark.bwrap
+@pytest.mark.unprivileged
 def test_a_runs_violations_are_recorded(project: Path, home: Path,
                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """What `RunResult.as_json()` carries is recorded as it is: a refused write outside

@@ -284,6 +284,7 @@ def test_without_listings_directory_opens_are_not_notified() -> None:
 
 
 @pytest.mark.bwrap
+@pytest.mark.unprivileged
 def test_a_bwrap_launch_leaves_listings_to_the_placeholders(project: Path,
                                                             home: Path) -> None:
     """Under bwrap every hidden directory stands on a watched placeholder, so the
