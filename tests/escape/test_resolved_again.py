@@ -334,7 +334,7 @@ def test_a_submodules_git_dir_planted_in_git_modules(
     where = "T=${TMPDIR:-/tmp}"
     steps = ("true", f"set -e; {where}; mkdir -p .git/modules/lib; "
              "git clone -q --no-checkout --separate-git-dir "
-             f".git/modules/lib/sub {upstream} \"$T/w-$$\"; "
+             f".git/modules/lib/sub {upstream} \"$T/w-$$\"; rm -rf \"$T/w-$$\"; "
              + _hook(marker, ".git/modules/lib/sub/hooks"))
 
     def worked() -> bool:

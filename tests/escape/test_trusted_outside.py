@@ -232,6 +232,7 @@ src=$(mktemp -d); git init -q "$src"
 git -C "$src" -c user.email=a@b -c user.name=a commit -q --allow-empty -m x
 mkdir -p .git/modules
 git -c protocol.file.allow=always clone -q --separate-git-dir=.git/modules/evil "$src" sub
+rm -rf "$src"  # unconfined (the control), it is in the host's /tmp
 printf '#!/bin/sh\\ntouch {marker}\\n' > .git/modules/evil/hooks/post-checkout
 chmod +x .git/modules/evil/hooks/post-checkout
 printf '[submodule "evil"]\\n\\tpath = sub\\n\\turl = ./sub\\n' > .gitmodules
