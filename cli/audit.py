@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import click
 
+from swifty_sandbox import profiles
 from swifty_sandbox.messages import t
 from swifty_sandbox.policy import SwiftyError, find_project
 from swifty_sandbox.policy.audit import (
@@ -158,5 +158,5 @@ def _show_effective(found: dict[str, Any]) -> None:
           default="permissions", metavar="help.meta.which")
 def schema_command(which: str) -> None:
     """`schema` (its help: `help.schema`)."""
-    text = (resources.files("swifty_sandbox.profiles") / f"{which}.schema.json").read_text()
+    text = profiles.read(f"{which}.schema.json")
     click.echo(text, nl=False)

@@ -295,10 +295,10 @@ def parse_entry(text: str) -> HostEntry:
 @functools.cache
 def presets() -> dict[str, tuple[str, ...]]:
     """`profiles/network.yaml`: preset name (without `@`) → its host entries."""
-    from importlib import resources
+    from swifty_sandbox import profiles
 
 
-    text = (resources.files("swifty_sandbox.profiles") / "network.yaml").read_text("utf-8")
+    text = profiles.read("network.yaml")
     source = Source("<profiles/network.yaml>", text)
     root = compose(source)
     assert root is not None

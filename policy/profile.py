@@ -10,10 +10,10 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from swifty_sandbox import profiles
 from swifty_sandbox.messages import t
 
 from .errors import PolicyFileError
@@ -165,9 +165,8 @@ def builtin_profiles() -> list[str]:
 
 @functools.cache  # package data (the warm server's code stamp covers it)
 def _builtin_names() -> tuple[str, ...]:
-    files = resources.files("swifty_sandbox.profiles")
-    return tuple(sorted(p.name[:-5] for p in files.iterdir()
-                        if p.name.endswith(".yaml") and p.name not in _NOT_PROFILES))
+    return tuple(sorted(name[:-5] for name in profiles.names()
+                        if name.endswith(".yaml") and name not in _NOT_PROFILES))
 
 
 def _is_file(name: str) -> bool:
@@ -180,8 +179,7 @@ def _profile_source(name: str, project: Path) -> Source:
         path = Path(name) if name.startswith("/") else project / name
         source = read_source(path)
     elif name in _builtin_names():
-        resource = resources.files("swifty_sandbox.profiles") / f"{name}.yaml"
-        source = Source(f"<profile {name}>", resource.read_text("utf-8"))
+        source = Source(f"<profile {name}>", profiles.read(f"{name}.yaml"))
     else:
         source = None
     if source is None:
@@ -192,7 +190,7 @@ def _profile_source(name: str, project: Path) -> Source:
 
 @functools.cache  # package data: parsed once per process (the warm server, cli/warm.py)
 def _builtin_syscall_sets() -> tuple[dict[str, tuple[str, ...]], frozenset[str]]:
-    text = (resources.files("swifty_sandbox.profiles") / "syscalls.yaml").read_text("utf-8")
+    text = profiles.read("syscalls.yaml")
     source = Source("<profiles/syscalls.yaml>", text)
     root = compose(source)
     assert root is not None

@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from swifty_sandbox import profiles
 from swifty_sandbox.messages import t
 
 from . import cachefile
@@ -299,7 +300,7 @@ def _merged(old: Program, new: Program) -> Program:
                    (*old.features, *new.features), (*old.writes, *new.writes))
 
 
-BUILTIN = Path(__file__).resolve().parent.parent / "profiles" / "programs.yaml"
+BUILTIN = Path(profiles.HERE) / "programs.yaml"
 _CACHE_FORMAT = 3
 _MAX_CACHE = 4 << 20  # the table is ~100 KiB as marshal data
 

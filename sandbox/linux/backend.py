@@ -206,10 +206,13 @@ _FORK_FAILED = re.compile(rb"(?i)can(?:no|')t fork|fork(?:: retry)?: resource te
 
 
 # bwrap's words when a path of the layout could not be made or found: not a refusal of
-# namespaces (their failures say EPERM: "Operation not permitted", "Permission denied").
+# namespaces (their failures say EPERM: "Operation not permitted", "Permission denied";
+# but a source path denied is one the sandbox's user may not reach: another user's
+# folder that root's walk could list, say).
 _LAYOUT = re.compile(r"bwrap: Can't (?:mkdir|create file at|find source path|chdir|open)"
                      r"[^\n]*: (?:Read-only file system|No such file or directory|"
-                     r"Not a directory|Is a directory|File exists)")
+                     r"Not a directory|Is a directory|File exists)"
+                     r"|bwrap: Can't find source path[^\n]*: Permission denied")
 
 
 def _failure(error: str) -> str:
@@ -240,7 +243,7 @@ def _judged(bwrap: str, command: list[str], caps: Caps, cwd: str, limits: Limits
     if _died_before_exec(result, (prefix or command)[0], cwd, env.get("PATH")):
         error = result.stderr.decode(errors="replace").strip() or \
             t("setup.bwrap_before_exec")
-        raise SetupError(t("setup.bwrap_failed", error=error))
+        raise SetupError(_failure(error))
     if limits.processes and caps.processes_capped() is None \
             and _FORK_FAILED.search(result.stderr):
         result = dataclasses.replace(result, stderr=result.stderr + (t(

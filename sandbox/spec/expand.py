@@ -14,9 +14,12 @@ a budget of entries (beyond it, `ExpansionTooLarge`: refused, never half scanned
 Inside the `strict` trees (the writable roots, where a command could have changed
 permissions) a directory or path that cannot be searched raises `Unsearchable`: what
 cannot be seen cannot be protected. Except behind another user's directory that this
-one cannot search (`_out_of_reach`: another user's 0700 folder in a shared /tmp): the
+one cannot search (`reach.out_of_reach`: another user's 0700 folder in a shared /tmp): the
 command, with the same credentials, can neither enter it nor change its mode, so
-nothing in it is the command's to read or plant. Entries named in `markers` (`.git`, `.swifty`,
+nothing in it is the command's to read or plant. As root, whom the kernel lets search
+everything, such a directory is judged by its mode as the command sees it (both backends
+drop every capability), and not listed at all: bwrap could not mount what is below it.
+Entries named in `markers` (`.git`, `.swifty`,
 `HEAD`) are recorded wherever they are, without stopping the walk. A tree outside the
 writable roots whose globs all lack `**` is walked only as deep as they reach
 (`/tmp/krb5cc_*` reads /tmp, not everything below it).
@@ -28,7 +31,6 @@ import contextlib
 import errno
 import os
 import re
-import stat
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -36,6 +38,7 @@ from swifty_sandbox.policy.paths import is_within
 from swifty_sandbox.policy.rules import PathPattern, fixed_prefix
 
 from . import treewatch
+from .reach import ROOT, ancestors, out_of_reach
 from .walkcache import Cache, Record, Tree
 
 FOLLOW_BUDGET = 200_000  # entries visited below followed symlinks
@@ -77,13 +80,17 @@ class Expansion:
 
 
 def _exists(path: str, strict: tuple[str, ...]) -> bool:
-    """`lexists`, except that in a strict tree "cannot tell" is an error, not "no"."""
+    """`lexists`, except that in a strict tree "cannot tell" is an error, not "no"; and
+    as root, "no" behind a directory out of the command's reach (see the module's
+    docstring)."""
     try:
         os.lstat(path)
+        if ROOT and any(out_of_reach(a) for a in ancestors(path)):
+            return False
     except OSError as e:
         if e.errno in _MISSING or not any(is_within(path, r) for r in strict):
             return False
-        if e.errno in _DENIED and any(_out_of_reach(a) for a in _ancestors(path)):
+        if e.errno in _DENIED and any(out_of_reach(a) for a in ancestors(path)):
             return False
         raise Unsearchable(path, e) from e
     return True
@@ -96,25 +103,6 @@ def _placeholders(directory: str) -> bool:
     their opens)."""
     return os.path.basename(directory.rstrip("/")).startswith(_PLACEHOLDER_NAME) and \
         os.path.realpath(directory).startswith(PLACEHOLDERS_AT)
-
-
-def _ancestors(path: str) -> list[str]:
-    parts = path.rstrip("/").split("/")
-    return ["/".join(parts[:i]) or "/" for i in range(1, len(parts))]
-
-
-def _out_of_reach(directory: str) -> bool:
-    """A directory this process cannot search and cannot make searchable: another
-    user's (only its owner or root changes its mode). A confined command runs with the
-    same credentials (bwrap maps no other user; the Landlock launcher keeps them), so it
-    cannot enter it either; it may rename it where it may write the parent, and then
-    what it makes in its place is a new directory, walked as any other."""
-    try:
-        info = os.lstat(directory)
-    except OSError:
-        return False
-    return (stat.S_ISDIR(info.st_mode) and info.st_uid != os.geteuid()
-            and not os.access(directory, os.X_OK, effective_ids=True))
 
 
 def expand(groups: Mapping[str, Sequence[PathPattern]], roots: Iterable[str], *,
@@ -431,7 +419,7 @@ class _Walk:
         them. From the cache where a `lstat` shows the directory unchanged; else
         listed (and kept); None when it cannot be listed (vanished, or outside what a
         command can change)."""
-        if _placeholders(directory):
+        if _placeholders(directory) or (ROOT and out_of_reach(directory)):
             return None
         key = self._key(active)
         if cache is not None:
@@ -445,7 +433,7 @@ class _Walk:
         except OSError as e:
             if e.errno not in _MISSING and not linked and any(
                     is_within(directory, r) for r in self.strict) and not (
-                    e.errno in _DENIED and _out_of_reach(directory)):
+                    e.errno in _DENIED and out_of_reach(directory)):
                 raise Unsearchable(directory, e) from e
             return None
         # Below a match nothing is visited, so a glob can only match an entry whose path
@@ -548,12 +536,14 @@ def _find_all(stack: list[str], names: frozenset[str], skip: frozenset[str],
 
 def _listing(directory: str, names: frozenset[str], out: Found) -> list[os.DirEntry[str]]:
     """`directory`'s entries, each named one in `out.named`; none where it cannot be
-    listed (in `out.unsearchable` unless it is gone)."""
+    listed (in `out.unsearchable` unless it is gone or out of the command's reach)."""
+    if ROOT and out_of_reach(directory):
+        return []
     try:
         with os.scandir(directory) as entries:
             listed = list(entries)
     except OSError as e:
-        if e.errno not in _MISSING and not (e.errno in _DENIED and _out_of_reach(directory)):
+        if e.errno not in _MISSING and not (e.errno in _DENIED and out_of_reach(directory)):
             out.unsearchable.append(directory)
         return []
     out.named.extend(entry.path for entry in listed if entry.name in names)

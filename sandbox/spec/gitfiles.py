@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from swifty_sandbox.policy.paths import is_within
 from swifty_sandbox.policy.yamlnodes import NotRegular, TooLarge, read_regular
 
+from .reach import beyond_reach
+
 # Files of a git directory that git trusts; each one read-only wherever it exists.
 _TRUSTED_FILES = ("config", "config.worktree", "commondir", "hooks")
 # Files of a git directory that would be trusted if created (watched when missing).
@@ -199,8 +201,8 @@ def protected(project: str, roots: tuple[str, ...], dot_gits: Iterable[str] = ()
 
     def git_dir(directory: str, worktree: str) -> None:
         directory = os.path.normpath(directory)
-        if directory in seen or not os.path.isdir(directory):
-            return
+        if directory in seen or not os.path.isdir(directory) or beyond_reach(directory):
+            return  # (behind another user's folder: no command can write it)
         seen.add(directory)
         for name in _TRUSTED_FILES:
             path = os.path.join(directory, name)

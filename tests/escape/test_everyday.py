@@ -296,3 +296,33 @@ def test_another_users_private_folder_in_the_project_is_no_refusal() -> None:
         assert refused.returncode == 125 and "cannot be searched" in refused.stderr, refused
     finally:
         subprocess.run(["rm", "-rf", str(base)], check=False)
+
+
+@pytest.mark.linux
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
+                    reason="root's walk searches every folder, its commands do not")
+def test_as_root_another_users_private_folder_holding_a_repository_is_no_refusal(
+        confined: Runner, unconfined: Runner, project: Path) -> None:
+    """Root's walk lists another user's 0700 folder (the kernel lets root search it), but
+    its confined command, with no capability, cannot enter it: a repository, a gitfile's
+    git dir or a hidden file in there is nothing to protect or hide, and bwrap, which
+    could not reach it to mount it, made every run fail (125). Seen running from /tmp as
+    the project, which held another user's test folders. The control: root outside reads
+    what is in the folder; confined, the command runs and cannot."""
+    import subprocess
+
+    private = project / "private"
+    private.mkdir(mode=0o700)
+    subprocess.run(["git", "init", "-q", str(private / "repo")], check=True)
+    (private / ".env").write_text("SECRET=1\n")
+    (project / "sub").mkdir()
+    (project / "sub" / ".git").write_text(f"gitdir: {private}/repo/.git\n")
+    nobody = 65534
+    subprocess.run(["chown", "-R", f"{nobody}:{nobody}", str(private)], check=True)
+    try:
+        assert unconfined("cat private/.env").stdout == "SECRET=1\n"  # the control
+        done = confined("cat private/.env; ls private/repo; echo ran")
+        assert done.stdout == "ran\n" and "Permission denied" in done.stderr, done
+        assert (private / "repo" / ".git" / "HEAD").is_file()
+    finally:
+        subprocess.run(["rm", "-rf", str(private)], check=False)

@@ -148,6 +148,8 @@ def test_a_bwrap_too_old_for_bind_fd_is_named(outside_temp: Path, project: Path,
     ("bwrap: Can't mkdir /home/u/.ssh/keys: Read-only file system", "lay out the sandbox"),
     ("bwrap: Can't find source path /home/u/x: No such file or directory",
      "lay out the sandbox"),
+    ("bwrap: Can't find source path /proc/self/fd/7: Permission denied",
+     "lay out the sandbox"),
     ("bwrap: setting up uid map: Permission denied", "User namespaces may be disabled"),
     ("bwrap: Can't mkdir /newroot/x: Permission denied", "User namespaces may be disabled"),
 ])
