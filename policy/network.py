@@ -26,6 +26,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from swifty_sandbox import profiles
 from swifty_sandbox.messages import t
 
 from .yamlnodes import Source, compose, mapping, string_list
@@ -295,9 +296,6 @@ def parse_entry(text: str) -> HostEntry:
 @functools.cache
 def presets() -> dict[str, tuple[str, ...]]:
     """`profiles/network.yaml`: preset name (without `@`) → its host entries."""
-    from swifty_sandbox import profiles
-
-
     text = profiles.read("network.yaml")
     source = Source("<profiles/network.yaml>", text)
     root = compose(source)

@@ -15,7 +15,7 @@ from swifty_sandbox import parts
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULES = parts.modules()
-LEAVES = {"messages", "parts"}
+LEAVES = {"messages", "parts", "profiles"}
 # What each layer may import from the project (besides itself and the leaves).
 ALLOWED = {
     "policy": {"policy"},
