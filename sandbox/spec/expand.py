@@ -38,7 +38,7 @@ from swifty_sandbox.policy.paths import is_within
 from swifty_sandbox.policy.rules import PathPattern, fixed_prefix
 
 from . import treewatch
-from .reach import ROOT, behind_out_of_reach, out_of_reach
+from .reach import ROOT, ancestors, out_of_reach
 from .walkcache import Cache, Record, Tree
 
 FOLLOW_BUDGET = 200_000  # entries visited below followed symlinks
@@ -85,12 +85,12 @@ def _exists(path: str, strict: tuple[str, ...]) -> bool:
     docstring)."""
     try:
         os.lstat(path)
-        if ROOT and behind_out_of_reach(path):
+        if ROOT and any(out_of_reach(a) for a in ancestors(path)):
             return False
     except OSError as e:
         if e.errno in _MISSING or not any(is_within(path, r) for r in strict):
             return False
-        if e.errno in _DENIED and behind_out_of_reach(path):
+        if e.errno in _DENIED and any(out_of_reach(a) for a in ancestors(path)):
             return False
         raise Unsearchable(path, e) from e
     return True
@@ -419,18 +419,13 @@ class _Walk:
         them. From the cache where a `lstat` shows the directory unchanged; else
         listed (and kept); None when it cannot be listed (vanished, or outside what a
         command can change)."""
-        if _placeholders(directory):
+        if _placeholders(directory) or (ROOT and out_of_reach(directory)):
             return None
         key = self._key(active)
         if cache is not None:
             record = cache.get(directory, key)
             if record is not None:
                 return record[5], record[6], record[7]
-        # After the cache: a record is kept only for a directory listed (in reach then),
-        # and a chmod or chown since changes its ctime (and is an IN_ATTRIB to the
-        # watcher), so a warm walk pays no extra lstat per directory as root.
-        if ROOT and out_of_reach(directory):
-            return None
         before = cache.before_listing(directory) if cache is not None else None
         self.listed.add(directory)
         try:

@@ -49,12 +49,7 @@ def out_of_reach(directory: str) -> bool:
     return False
 
 
-def behind_out_of_reach(path: str) -> bool:
-    """`path` lies behind a directory out of the command's reach."""
-    return any(out_of_reach(a) for a in ancestors(path))
-
-
 def beyond_reach(path: str) -> bool:
     """As root: `path` is, or lies behind, a directory out of the command's reach (for
     any other user the host's own lookups already fail there)."""
-    return ROOT and (behind_out_of_reach(path) or out_of_reach(path))
+    return ROOT and any(out_of_reach(a) for a in (*ancestors(path), path))
