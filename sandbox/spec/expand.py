@@ -151,15 +151,7 @@ def expand(groups: Mapping[str, Sequence[PathPattern]], roots: Iterable[str], *,
         trees.setdefault(prefix, []).extend(members)
     walk = _Walk(frozenset(follow), frozenset(markers),
                  marked if marked is not None else [], strict, cache=cache)
-    plan = []
-    for root in _outermost(trees):
-        inner = [m for r, members in trees.items() if is_within(r, root) for m in members]
-        named = names if any(is_within(root, r) or is_within(r, root) for r in roots) else {}
-        depths = [_depth(p.anchored, root) for _, p in inner]
-        bounded = not named and None not in depths and not any(
-            is_within(root, r) or is_within(r, root) for r in walk.strict)
-        plan.append((root, named, inner,
-                     max(d for d in depths if d is not None) if bounded and depths else None))
+    plan = _plan(trees, roots, names, walk.strict)
     if cache is not None:
         cache.markers = walk.markers
         # Everything a record depends on: the trees, each group's patterns, what is
@@ -186,6 +178,39 @@ def _combine(regexes: list[re.Pattern[str]]) -> re.Pattern[str] | None:
     bodies = [re.sub(r"\(\?P<[^>]+>", "(?:", r.pattern) for r in regexes]
     # DOTALL: a name may contain a newline (`a\nb/.git` is a repository too).
     return re.compile("|".join(f"(?:{b})" for b in bodies), re.DOTALL)
+
+
+Plan = list[tuple[str, Mapping[str, re.Pattern[str]], list[tuple[str, PathPattern]],
+                  int | None]]
+
+
+def _plan(trees: dict[str, list[tuple[str, PathPattern]]], roots: tuple[str, ...],
+          names: Mapping[str, re.Pattern[str]], strict: tuple[str, ...]) -> Plan:
+    """The walks: (tree, the basename globs looked for in it, its anchored patterns,
+    how deep it goes or None for all the way), nothing inside another walk but for a
+    tree whose own patterns reach a fixed depth above a root: `/tmp/krb5cc_*` with the
+    project in `/tmp` is `/tmp` one level down and the project on its own, not all of
+    `/tmp` searched for the project's globs (every other repository's `.git` there
+    would have been marked and mounted, at a walk of the whole `/tmp` per run)."""
+    plan: Plan = []
+    for root in _outermost(trees):
+        own = trees[root]
+        depths = [_depth(p.anchored, root) for _, p in own]
+        above = [r for r in (*roots, *strict) if is_within(r, root) and r != root]
+        if above and own and None not in depths and not any(
+                is_within(root, r) for r in (*roots, *strict)):
+            plan.append((root, {}, own, max(d for d in depths if d is not None)))
+            plan += _plan({r: m for r, m in trees.items() if r != root and
+                           is_within(r, root)}, roots, names, strict)
+            continue
+        inner = [m for r, members in trees.items() if is_within(r, root) for m in members]
+        named = names if any(is_within(root, r) or is_within(r, root) for r in roots) else {}
+        depths = [_depth(p.anchored, root) for _, p in inner]
+        bounded = not named and None not in depths and not any(
+            is_within(root, r) or is_within(r, root) for r in strict)
+        plan.append((root, named, inner,
+                     max(d for d in depths if d is not None) if bounded and depths else None))
+    return plan
 
 
 def _outermost(roots: Iterable[str]) -> list[str]:

@@ -89,6 +89,30 @@ def test_rules_become_mounts(project: Path, home: Path) -> None:
     assert {str(project / "migrations"), str(project / "poetry.lock")} <= set(spec.read_only)
 
 
+def test_a_glob_one_level_above_the_project_does_not_search_its_neighbours(
+        project: Path, home: Path) -> None:
+    """`/tmp/krb5cc_*` (the profile's) with the project in `/tmp`: the folder above is
+    looked at one level down, and the project's basename globs stay in the project —
+    not every other repository beside it marked and mounted, at a walk of them all."""
+    (home / ".swifty").mkdir()
+    (home / ".swifty" / "permissions.yaml").write_text(
+        "- rule: ReadFile(~/code/secret_*)\n  effect: deny\n")
+    rules(project, "- rule: ReadFile(*.env*)\n  effect: deny\n")
+    code = project.parent
+    (code / "secret_1").write_text("k")
+    (project / ".env").write_text("x")
+    other = code / "other"
+    (other / ".git" / "hooks").mkdir(parents=True)
+    (other / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (other / ".env").write_text("x")
+    (other / "deep" / "secret_2").mkdir(parents=True)
+    spec = Sandbox(project, home=home).spec()
+    assert {str(code / "secret_1"), str(project / ".env")} <= set(spec.unreadable_files)
+    mentioned = (*spec.read_only, *spec.unreadable_files, *spec.unreadable_dirs,
+                 *spec.markers, *spec.pinned, *spec.guard_dirs, *spec.guard_files)
+    assert not [p for p in mentioned if p.startswith(f"{other}/")]
+
+
 def test_write_everything_denied_makes_the_project_read_only(project: Path,
                                                              home: Path) -> None:
     rules(project, "- rule: WriteFile\n  effect: deny\n")
