@@ -239,9 +239,14 @@ def test_text_and_json_through_the_cli(project: Path, home: Path,
     done = subprocess.run([*argv, "--json", "--", *command], env=env, cwd=project,
                           capture_output=True, text=True, check=False)
     out = json.loads(done.stdout)
-    assert [v for v in out["violations"] if v["path"] == f"{home}/.netrc"] == [
+    netrc = [v for v in out["violations"] if v.get("path") == f"{home}/.netrc"]
+    assert len(netrc) == 1 and netrc[0]["rule"] and netrc[0]["fix"], out["violations"]
+    assert netrc == [
         {"kind": "hidden", "op": "read", "path": f"{home}/.netrc", "seen": "kernel",
-         "rule": out["violations"][0]["rule"], "fix": out["violations"][0]["fix"]}]
+         "rule": netrc[0]["rule"], "fix": netrc[0]["fix"]}], out["violations"]
+    # Nothing else was refused: a report of anything else would be blame for a call
+    # this command never made.
+    assert out["violations"] == netrc, out["violations"]
     assert SECRET not in done.stdout + text.stdout
 
 
