@@ -417,7 +417,8 @@ class Sandbox:
                     self.reload()
         except SetupError as e:
             return _failed(EXIT_SETUP, e.diagnostics(), decision)
-        return _result(done, decision, timeout, self.policy)
+        return _result(done, decision, timeout, self.policy,
+                       self.host() if done.violations else None)
 
     def run_spec(self, cwd: str | Path | None = None, *, timeout: float | None = None,
                  output_bytes: int = 1 << 20) -> SandboxSpec:
@@ -503,13 +504,13 @@ def _failed(code: int, message: str, decision: Decision) -> RunResult:
 
 
 def _result(done: Completed, decision: Decision, timeout: float | None,
-            policy: Policy) -> RunResult:
+            policy: Policy, host: Host | None = None) -> RunResult:
     stderr = done.stderr.decode(errors="replace")
     violations: tuple[dict[str, object], ...] = ()
     if done.violations:
         from .refusals import explain, lines  # only a run something was refused
 
-        violations = explain(policy, done.violations)
+        violations = explain(policy, done.violations, host)
         stderr += lines([v for v, found in zip(violations, done.violations, strict=True)
                          if not found.get("said")])
     if done.timed_out:

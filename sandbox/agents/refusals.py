@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from swifty_sandbox.messages import t
-from swifty_sandbox.policy.engine import Policy, decide
+from swifty_sandbox.policy.engine import Host, Policy, decide
+from swifty_sandbox.policy.paths import is_within
 from swifty_sandbox.policy.profile import load_profile
 from swifty_sandbox.policy.types import Decision, Layer, Request, Tool
 
@@ -21,8 +22,11 @@ OPS = ("read", "write", "create", "remove", "connect", "resolve", "memory", "pro
 LIMITS = ("memory", "processes")
 
 
-def explain(policy: Policy, found: Sequence[dict[str, object]]) -> tuple[dict[str, object], ...]:
-    """{kind, op, path | host, rule, fix} per violation, in the order found."""
+def explain(policy: Policy, found: Sequence[dict[str, object]],
+            host: Host | None = None) -> tuple[dict[str, object], ...]:
+    """{kind, op, path | host, rule, fix} per violation, in the order found. `host`:
+    what this machine runs outside (`Sandbox.host`), so that a path kept read-only for
+    that is said to be so, with its own fix."""
     out = []
     for one in found:
         kind, op = str(one["kind"]), str(one["op"])
@@ -38,7 +42,7 @@ def explain(policy: Policy, found: Sequence[dict[str, object]]) -> tuple[dict[st
         else:
             path = str(one["path"])
             item["path"] = path
-            item["rule"], item["fix"] = _file(policy, kind, op, path)
+            item["rule"], item["fix"] = _file(policy, kind, op, path, host)
         # What the command printed is its claim: said so, and no fix follows from it.
         item["seen"] = str(one.get("seen", "kernel"))  # kernel, proxy or output
         if printed:
@@ -69,12 +73,13 @@ def _network(host: object) -> tuple[str, str]:
     return t("violation.rule.network"), t("violation.fix.network", host=name)
 
 
-def _file(policy: Policy, kind: str, op: str, path: str) -> tuple[str, str]:
+def _file(policy: Policy, kind: str, op: str, path: str,
+          host: Host | None) -> tuple[str, str]:
     if kind == "outside":
         return t("violation.rule.outside"), t("violation.fix.outside",
                                                directory=_existing_parent(path))
     tool = Tool.READ_FILE if kind == "hidden" else Tool.WRITE_FILE
-    decision = decide(policy, Request.file(tool, path))
+    decision = decide(policy, Request.file(tool, path), host=host)
     rule = _rule_text(decision)
     if decision.rule is not None and decision.layer is Layer.RULE:
         fix = t("violation.fix.hidden_rule", path=path, file=decision.rule.file) \
@@ -83,6 +88,10 @@ def _file(policy: Policy, kind: str, op: str, path: str) -> tuple[str, str]:
         return rule, fix
     if kind == "hidden":
         return rule, t("violation.fix.secret")
+    if host is not None and any(is_within(path, p) for p in host.launchers):
+        # A name the agent runs from its PATH (`rm -rf node_modules` with
+        # node_modules/.bin on it): the change is to that PATH, not to any rule.
+        return rule, t("violation.fix.launcher", directory=os.path.dirname(path))
     return rule, t("violation.fix.protected")
 
 

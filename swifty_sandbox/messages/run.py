@@ -298,6 +298,13 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "outside the sandbox",
         "无法通过规则允许：沙箱配置（denyRead）隐藏了它；可由用户在沙箱外读取",
     ),
+    "violation.fix.launcher": (
+        "take {directory} off the PATH the agent runs with (a program a command makes "
+        "there would run outside the sandbox, by its name), or change it outside the "
+        "sandbox",
+        "从代理运行时的环境变量 `PATH` 中移除 {directory}（命令在那里创建的程序会以其名称在沙箱外"
+        "运行），或在沙箱外修改",
+    ),
     "violation.fix.protected": (
         "none inside the sandbox: protected paths stay read-only; the person can change it "
         "outside",

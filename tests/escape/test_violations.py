@@ -48,6 +48,25 @@ def test_write_to_a_protected_path(attack: Callable[..., RunResult], project: Pa
     assert "read-only" in str(found["fix"])
 
 
+def test_a_name_the_agent_runs_from_its_path_says_which_path(
+        attack: Callable[..., RunResult], project: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`node_modules/.bin` on the agent's PATH (an npm script, direnv): the names the
+    agent runs by name (`git`, `node`, …) stay read-only there, so `rm -rf node_modules`
+    is refused for them — and the report says why and that the change is to the PATH,
+    not to a rule (no rule can allow it)."""
+    bin_dir = project / "node_modules" / ".bin"
+    bin_dir.mkdir(parents=True)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    planted = bin_dir / "git"
+    result = attack(f"printf '#!/bin/sh\\necho evil\\n' > {planted}",
+                    worked=planted.exists, reset=planted.unlink)
+    found = _one(result, "read-only", "write", str(planted))
+    assert "runs by name" in str(found["rule"]), found
+    assert f"take {bin_dir} off the PATH" in str(found["fix"]), found
+    assert f"take {bin_dir} off the PATH" in result.stderr
+
+
 def test_a_refusal_after_thousands_of_allowed_writes(attack: Callable[..., RunResult],
                                                      home: Path, project: Path) -> None:
     """What is allowed is dropped as the run goes: 3000 distinct files written in the
