@@ -40,21 +40,14 @@ if TYPE_CHECKING:
     from swifty_sandbox.policy.network import NetworkPolicy
 
 
-from ..landlock.held import identities as held_identities
 from ..run.executor import DEVNULL, EXIT_TIMEOUT, Completed, OnOutput
-from ..run.launch import run_unconfined, shell_argv
-from ..run.selection import run_selected
-from ..spec.agentexec import marketplaces, programs
-from ..spec.compiler import (
-    EXIT_SETUP,
-    Limits,
-    SandboxSpec,
-    SetupError,
-    compile_spec,
-    hidden_links,
-)
-from ..spec.gitfiles import trusted_by_git
-from ..spec.pathguard import host_paths, trusted_paths
+
+if TYPE_CHECKING:
+    from ..spec.compiler import Limits, SandboxSpec
+
+# What only a run, a spec or a file tool's host facts need (the compiler, the run
+# lifecycle, the backends) is imported where it is used: a cold `check` or `hook`
+# compiles no spec and pays nothing for them.
 
 RequestLike = Request | str | Sequence[str]
 EXIT_DENIED = ExitCode.DENIED
@@ -239,6 +232,13 @@ class Sandbox:
         bwrap, the user's agent settings where this environment's agents read them, and
         the hidden files with other hard links (listed only when a file with several is asked)."""
         if self._host is None:
+            # start-up: only a file tool's decision or an explained refusal needs these
+            from ..landlock.held import identities as held_identities
+            from ..spec.agentexec import marketplaces, programs
+            from ..spec.compiler import hidden_links
+            from ..spec.gitfiles import trusted_by_git
+            from ..spec.pathguard import host_paths, trusted_paths
+
             policy = self.policy
             self._host = Host(
                 tuple(dict.fromkeys(name for p in (
@@ -302,6 +302,7 @@ class Sandbox:
 
         # the backend choice, loaded when a spec is made (check's start-up path)
         from ..run.selection import chosen
+        from ..spec.compiler import compile_spec  # start-up: `check` compiles no spec
 
         spec = compile_spec(self.policy, self.effective_mode, cwd, limits)
         return dataclasses.replace(spec, backend=chosen(self.backend, spec.backend))
@@ -394,6 +395,11 @@ class Sandbox:
              capture: bool, stdin: int | IO[bytes] | None, output_bytes: int,
              memory_bytes: int | None, processes: int | None, ask: Asker | None,
              ask_host: HostAsker | None, on_output: OnOutput | None) -> RunResult:
+        # start-up: the run lifecycle and the compiler, for a run only (not `check`)
+        from ..run.launch import run_unconfined, shell_argv
+        from ..run.selection import run_selected
+        from ..spec.compiler import EXIT_SETUP, SetupError
+
         decision = self._resolve(request, ask)
         if decision.effect is not Effect.ALLOW:
             return _failed(EXIT_DENIED, decision.reason, decision)
@@ -469,6 +475,8 @@ class Sandbox:
         if self.effective_sandbox_mode is not SandboxMode.OFF:
             memory = default_max_memory() if memory is None else memory
             count = default_max_processes() if count is None else count
+        from ..spec.compiler import Limits  # start-up: for a run only
+
         return Limits(timeout, output_bytes, memory or None, count or None, required)
 
 
