@@ -146,7 +146,10 @@ def expand(groups: Mapping[str, Sequence[PathPattern]], roots: Iterable[str], *,
         if combined is not None:
             names[group] = combined
     found: dict[str, dict[str, None]] = {g: {} for g in groups}
-    trees: dict[str, list[tuple[str, PathPattern]]] = {r: [] for r in roots if names}
+    # Every root is walked, basename globs or none: the markers (`.git`, `.swifty`,
+    # `HEAD`) in a configured writable root are what keep its repositories' hooks
+    # read-only, and with no basename glob such a root was not walked at all.
+    trees: dict[str, list[tuple[str, PathPattern]]] = {r: [] for r in roots}
     for prefix, members in anchored.items():
         trees.setdefault(prefix, []).extend(members)
     walk = _Walk(frozenset(follow), frozenset(markers),

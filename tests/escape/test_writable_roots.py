@@ -76,3 +76,26 @@ def test_an_existing_root_through_a_planted_link_refuses_the_run(home: Path,
     result = Sandbox(project, home=home).run(["bash", "-c", "echo x > out/evil.vim"])
     assert result.exit_code == EXIT_SETUP and "out" in result.stderr, result
     assert os.listdir(home / ".vim") == []
+
+
+def test_a_repository_in_a_configured_root_keeps_its_hooks(
+        unconfined: Runner, confined: Runner, home: Path) -> None:
+    """A configured writable root is walked for repositories like the project, whatever
+    glob rules there are: a hook planted in `~/w/.git/hooks` would run the next time
+    the person uses git there, outside the sandbox (it was not walked when no rule
+    had a basename glob, nor when the root lay below a glob's folder, `/tmp/...`)."""
+    import subprocess
+
+    work = home / "w"
+    subprocess.run(["git", "init", "-q", str(work)], check=True)
+    writable(home, str(work))
+    hook = work / ".git" / "hooks" / "post-checkout"
+    attack = f"printf '#!/bin/sh\\necho pwned\\n' > {hook}; chmod +x {hook}"
+    unconfined(attack)
+    assert hook.exists(), "control: the hook is planted unconfined"
+    hook.unlink()
+    result = confined(attack)
+    assert not hook.exists(), f"ESCAPE: a hook planted in a writable root: {result}"
+    # bwrap refuses the write; Landlock cannot, and puts the hooks back after the run.
+    assert result.exit_code != 0 or "Landlock cannot keep it read-only" in result.stderr
+    assert f"refused the write to {hook}" in result.stderr

@@ -113,6 +113,22 @@ def test_a_glob_one_level_above_the_project_does_not_search_its_neighbours(
     assert not [p for p in mentioned if p.startswith(f"{other}/")]
 
 
+def test_a_writable_root_below_a_globs_folder_is_walked(project: Path, home: Path) -> None:
+    """The other way round: a configured writable root beside the project, below the
+    folder of `~/code/secret_*`, is walked on its own — its repository's hooks stay
+    read-only, with no basename glob in any rule."""
+    code = project.parent
+    (code / "w" / ".git" / "hooks").mkdir(parents=True)
+    (code / "w" / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (home / ".swifty").mkdir()
+    (home / ".swifty" / "config.yaml").write_text(f"sandbox: {{writable: [{code}/w]}}\n")
+    (home / ".swifty" / "permissions.yaml").write_text(
+        "- rule: ReadFile(~/code/secret_*)\n  effect: deny\n")
+    spec = Sandbox(project, home=home).spec()
+    assert str(code / "w" / ".git" / "hooks") in spec.read_only
+    assert str(code / "w" / ".git") in spec.markers
+
+
 def test_write_everything_denied_makes_the_project_read_only(project: Path,
                                                              home: Path) -> None:
     rules(project, "- rule: WriteFile\n  effect: deny\n")
