@@ -347,7 +347,9 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         backend=settings.backend,
         markers=tuple(marked),
         loose_heads=_loose_heads(marked),
-        markers_in=(project,) if project in roots else (),
+        # Every writable tree walked for them (the project, configured roots), but the
+        # shared temp dirs: a repository planted in `~/w` runs its hooks there next.
+        markers_in=tuple(r for r in roots if r not in w.temps),
         home=home,
         snapshot=snapshot,
         held=held,

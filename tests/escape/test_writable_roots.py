@@ -99,3 +99,34 @@ def test_a_repository_in_a_configured_root_keeps_its_hooks(
     # bwrap refuses the write; Landlock cannot, and puts the hooks back after the run.
     assert result.exit_code != 0 or "Landlock cannot keep it read-only" in result.stderr
     assert f"refused the write to {hook}" in result.stderr
+
+
+def test_a_repository_made_in_a_configured_root_is_moved_aside(
+        unconfined: Runner, confined: Runner, home: Path) -> None:
+    """A new repository with a hook, made by the command in a configured writable root:
+    the after-run check looks there as in the project (it looked in the project
+    only), so host git never runs the hook. The control: unconfined, git runs it."""
+    import shutil
+    import subprocess
+
+    work = home / "w"
+    work.mkdir()
+    writable(home, str(work))
+    marker = home / "pwned"
+    repo = work / "evil"
+    attack = (f"git init -q {repo} && printf '#!/bin/sh\\necho pwned > {marker}\\n' > "
+              f"{repo}/.git/hooks/post-commit && chmod +x {repo}/.git/hooks/post-commit")
+
+    def host_git_runs_it() -> bool:
+        subprocess.run(["git", "-C", str(repo), "-c", "user.name=u", "-c", "user.email=u@x",
+                        "commit", "-q", "--allow-empty", "-m", "x"], capture_output=True,
+                       check=False)
+        return marker.exists()
+
+    unconfined(attack)
+    assert host_git_runs_it(), "control: host git runs the planted hook"
+    shutil.rmtree(repo)
+    marker.unlink()
+    result = confined(attack)
+    assert not host_git_runs_it(), f"ESCAPE: host git ran a hook planted in {work}: {result}"
+    assert f"the command left {repo}/.git" in result.stderr, result.stderr
