@@ -35,7 +35,12 @@ from swifty_sandbox.policy import (
     cachefile,
     decide,
 )
-from swifty_sandbox.policy.agents import nested_folders, user_settings, whole_folders
+from swifty_sandbox.policy.agents import (
+    nested_folders,
+    project_settings,
+    user_settings,
+    whole_folders,
+)
 from swifty_sandbox.policy.engine import temp_dirs
 from swifty_sandbox.policy.errors import ExitCode
 from swifty_sandbox.policy.paths import expand_home, is_within, project_digest, project_state_dir
@@ -347,9 +352,7 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
         backend=settings.backend,
         markers=tuple(marked),
         loose_heads=_loose_heads(marked),
-        # Every writable tree walked for them (the project, configured roots), but the
-        # shared temp dirs: a repository planted in `~/w` runs its hooks there next.
-        markers_in=tuple(r for r in roots if r not in w.temps),
+        markers_in=w.searched(),
         home=home,
         snapshot=snapshot,
         held=held,
@@ -419,6 +422,12 @@ class _Writable:
     temp_dir: str | None  # `tmp: project`: the project's own, bound at /tmp
     create: tuple[str, ...]  # configured roots that are missing: made before the run
     refused: tuple[tuple[str, str], ...]  # configured roots not made, and why
+
+    def searched(self) -> tuple[str, ...]:
+        """The writable trees searched after the run for planted repositories and
+        policies: the project, the configured roots (those this run creates too), not
+        the shared temp dirs. A repository planted in `~/w` runs its hooks there next."""
+        return tuple(r for r in (*self.roots, *self.create) if r not in self.temps)
 
 
 def _writable(policy: Policy, mode: Mode, write_patterns: list[PathPattern],
@@ -527,10 +536,16 @@ def _read_only(policy: Policy, w: _Writable, by_rule_paths: tuple[str, ...],
     user_files = [str(f) for f in user_settings(os.environ, policy.home)
                   if _inside_any(str(f), roots) and first_link(str(f), roots) is None]
     agent_missing += [f for f in user_files if not os.path.lexists(f)]
+    # A `sandbox.writable` root (one this run creates too) is where the person may start
+    # an agent next: the agents' settings files at its top are kept as the project's
+    # are, read-only, or moved aside after the run if it makes them.
+    at_roots = [os.path.join(r, name) for r in w.searched()
+                if not is_within(r, project) for name in project_settings()]
+    agent_missing += [f for f in at_roots if not os.path.lexists(f)]
     trusted = trusted_paths(policy.settings.bwrap)
     candidates = [*by_rule_paths, *git.read_only, *policy_dirs, *trusted,
                   *on_path, *agent_runs,
-                  *(f for f in user_files if os.path.isfile(f))]
+                  *(f for f in (*user_files, *at_roots) if os.path.isfile(f))]
     read_only = [p for p in dict.fromkeys(_mount_path(c, roots, resolved=c in trusted)
                                           for c in candidates) if p is not None]
     by_rule = set(by_rule_paths)

@@ -7,6 +7,8 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from swifty_sandbox import Sandbox
 from swifty_sandbox.sandbox import EXIT_SETUP
 from swifty_sandbox.sandbox.agents import RunResult
@@ -130,3 +132,43 @@ def test_a_repository_made_in_a_configured_root_is_moved_aside(
     result = confined(attack)
     assert not host_git_runs_it(), f"ESCAPE: host git ran a hook planted in {work}: {result}"
     assert f"the command left {repo}/.git" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("exists", [True, False], ids=["existing", "created-by-the-run"])
+def test_what_an_agent_or_git_trusts_is_not_planted_in_a_configured_root(
+        unconfined: Runner, confined: Runner, home: Path, exists: bool) -> None:
+    """A configured root is where the person may run git or start an agent next, like
+    the project: a new repository with a hook, an agent's settings file (`.mcp.json`,
+    Cursor's hooks) and a policy planted there are moved aside — also in a root this
+    run creates (it was never looked at after the run)."""
+    import shutil
+    import subprocess
+
+    work = home / "w"
+    if exists:
+        work.mkdir()
+    writable(home, str(work))
+    repo, marker = work / "evil", home / "pwned"
+    planted = [work / ".mcp.json", work / ".cursor" / "hooks.json",
+               work / ".swifty" / "permissions.yaml"]
+    attack = (f"mkdir -p {work} && git init -q {repo} && printf '#!/bin/sh\\necho pwned >"
+              f" {marker}\\n' > {repo}/.git/hooks/post-commit && chmod +x "
+              f"{repo}/.git/hooks/post-commit && mkdir -p {work}/.cursor {work}/.swifty && "
+              + " && ".join(f"echo x > {p}" for p in planted))
+
+    def host_git_runs_it() -> bool:
+        subprocess.run(["git", "-C", str(repo), "-c", "user.name=u", "-c", "user.email=u@x",
+                        "commit", "-q", "--allow-empty", "-m", "x"], capture_output=True,
+                       check=False)
+        return marker.exists()
+
+    unconfined(attack)
+    assert host_git_runs_it() and all(p.exists() for p in planted), "control"
+    marker.unlink()
+    shutil.rmtree(work)
+    if exists:
+        work.mkdir()
+    result = confined(attack)
+    assert not host_git_runs_it(), f"ESCAPE: host git ran a hook planted in {work}: {result}"
+    left = [p for p in planted if p.exists()]
+    assert left == [], f"ESCAPE: planted in a writable root and left: {left}: {result}"
