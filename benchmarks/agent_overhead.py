@@ -74,11 +74,12 @@ def interpreter(script: str) -> str:
 
 
 def timed_client(script: str, args: list[str], stdin: str, env: dict[str, str],
-                 cwd: Path, out: Path) -> dict[str, float]:
+                 cwd: Path, out: Path, options: tuple[str, ...] = ()) -> dict[str, float]:
     """One warm call of `script`'s client with each step timed inside it (`CLIENT`):
-    {} when it was not served."""
-    subprocess.run([interpreter(script), "-c", CLIENT, str(out), *args], input=stdin, text=True,
-                   capture_output=True, check=False, env=env, cwd=cwd)
+    {} when it was not served. `options`: the interpreter's, as the call has them (the
+    hook's rewrite runs `python3 -E SCRIPT run …`: another context, another server)."""
+    subprocess.run([interpreter(script), *options, "-c", CLIENT, str(out), *args],
+                   input=stdin, text=True, capture_output=True, check=False, env=env, cwd=cwd)
     try:
         return dict(json.loads(out.read_text()))
     except (OSError, ValueError):
@@ -279,11 +280,14 @@ def measure(tmp: Path, launchers: dict[str, str], runs: int, *, no_rules: bool,
                 continue
             times[f"{label} python -c pass"].append(
                 call_ms([interpreter(script), "-c", "pass"], "", envs["warm"], project)[0])
-            run_args = shlex.split(rewritten)[1:]
-            for what, call_args, stdin in (("hook", ["hook", "claude-code"], payload),
-                                           ("run", run_args, "")):
+            words = shlex.split(rewritten)  # [python3, -E, SCRIPT, run, …] or [SCRIPT, run, …]
+            at = next(i for i, word in enumerate(words) if word.endswith("swifty-sandbox"))
+            options, run_args = tuple(words[1:at]), words[at + 1:]
+            for what, call_args, stdin, opts in (
+                    ("hook", ["hook", "claude-code"], payload, ()),
+                    ("run", run_args, "", options)):
                 for name, value in timed_client(script, call_args, stdin, envs["warm"],
-                                                project, out).items():
+                                                project, out, opts).items():
                     steps.setdefault(f"{label} {what} {name}", []).append(value)
     median = {k: statistics.median(v[1:]) for k, v in times.items() if len(v) > 1}
     plain, floor = median["plain"], median["bwrap"]
