@@ -145,8 +145,11 @@ def socket_path(environ: dict[str, str] | os._Environ[str] = os.environ) -> str 
         from _sha256 import sha256  # type: ignore[import-not-found]  # no OpenSSL
     except ImportError:
         from hashlib import sha256
-    text = "\0".join([sys.executable, *(f"{k}={v}"
-                                        for k, v in sorted(server_env(environ).items()))])
+    # Everything a server checks names it: the interpreter's flags and import path too,
+    # or a `python3 -E` caller (the hooks' rewrite) and a plain one (the console
+    # script) shared a socket, and the server each refused was never started.
+    text = "\0".join([sys.executable, *map(str, flags()), *import_path(),
+                      *(f"{k}={v}" for k, v in sorted(server_env(environ).items()))])
     name = sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:32]
     return os.path.join(home, ".cache", "swifty-sandbox", "run", name + ".sock")
 

@@ -4,6 +4,7 @@ with rule files read anew on every call; only its own callers get served."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -170,6 +171,38 @@ def test_escape_policies_confine_the_same(server: object, project: Path, home: P
     hook = json.dumps({"tool_name": "Bash", "tool_input": {"command": "git status"},
                        "cwd": str(project), "hook_event_name": "PreToolUse"}).encode()
     same(["hook", "claude-code"], project, stdin=hook)
+
+
+def test_a_caller_with_other_interpreter_flags_gets_a_server_of_its_own(
+        server: object, project: Path, home: Path) -> None:
+    """The hooks' rewrite runs `python3 -E …/swifty-sandbox run`, the hook itself the
+    console script: both are served, each by a server of its flags (they shared one
+    socket name, so whichever started second was refused and never served)."""
+    code = "from swifty_sandbox.cli import entry; print(entry.socket_path())"
+    flagged_path = subprocess.run([sys.executable, "-E", "-P", "-c", code], env=env(),
+                                  capture_output=True, text=True, check=True).stdout.strip()
+    assert flagged_path != child_socket_path()
+    assert served("check", "--", "ls", cwd=project).returncode == 0  # the plain one
+    slow_call = [sys.executable, "-E", SCRIPT, "check", "--", "ls"]
+    first = subprocess.run(slow_call, cwd=project, env=env(), capture_output=True,
+                           input=b"", timeout=120, check=False)
+    assert first.returncode == 0, first.stderr
+    deadline = time.monotonic() + 60
+    while not os.path.exists(flagged_path):
+        assert time.monotonic() < deadline, "no server was started for the -E caller"
+        time.sleep(0.05)
+    fast = subprocess.run([sys.executable, "-E", "-c", SERVED, "check", "--", "ls"],
+                          cwd=project, env=env(), capture_output=True, input=b"",
+                          timeout=120, check=False)
+    assert fast.returncode == 0, fast.stderr  # served: no "no server", no "refused"
+    import psutil
+
+    for proc in psutil.process_iter(["cmdline"]):  # the -E server of this test's home
+        with contextlib.suppress(psutil.Error):
+            if "-E" in (proc.info["cmdline"] or []) and \
+                    proc.environ().get("HOME") == str(home) and \
+                    "swifty_sandbox.cli.warm" in proc.info["cmdline"]:
+                proc.terminate()
 
 
 def test_a_rule_file_edited_between_two_calls_is_in_force(server: object, project: Path,
