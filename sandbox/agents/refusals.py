@@ -16,6 +16,8 @@ from swifty_sandbox.policy.paths import is_within
 from swifty_sandbox.policy.profile import load_profile
 from swifty_sandbox.policy.types import Decision, Layer, Request, Tool
 
+from ..spec.pathguard import host_paths
+
 SHOWN = 10  # lines on stderr; the JSON keeps every one (bounded where they are found)
 # The closed sets of `op` (sandbox/run/violations.py makes them): every one has its words.
 OPS = ("read", "write", "create", "remove", "connect", "resolve", "memory", "processes")
@@ -88,9 +90,12 @@ def _file(policy: Policy, kind: str, op: str, path: str,
         return rule, fix
     if kind == "hidden":
         return rule, t("violation.fix.secret")
-    if host is not None and any(is_within(path, p) for p in host.launchers):
+    if any(is_within(path, p) for p in host_paths(os.environ.get("PATH"),
+                                                    str(policy.project))):
         # A name the agent runs from its PATH (`rm -rf node_modules` with
-        # node_modules/.bin on it): the change is to that PATH, not to any rule.
+        # node_modules/.bin on it): the change is to that PATH, not to any rule. Asked
+        # of the PATH lookups themselves: `host.launchers` also holds what the agents'
+        # settings run (a hook script), which no PATH change frees.
         return rule, t("violation.fix.launcher", directory=os.path.dirname(path))
     return rule, t("violation.fix.protected")
 

@@ -67,6 +67,25 @@ def test_a_name_the_agent_runs_from_its_path_says_which_path(
     assert f"take {bin_dir} off the PATH" in result.stderr
 
 
+def test_a_script_the_agents_settings_run_is_not_blamed_on_the_path(
+        attack: Callable[..., RunResult], project: Path) -> None:
+    """What a project's agent settings run (a Claude Code hook's script) is kept
+    read-only too, but no PATH change frees it: its report gives no PATH fix."""
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text(json.dumps({"hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "bash tools/lint.sh"}]}]}}))
+    script = project / "tools" / "lint.sh"
+    script.parent.mkdir()
+    script.write_text("echo ok\n")
+    result = attack(f"echo evil >> {script}", worked=lambda: "evil" in script.read_text(),
+                    reset=lambda: script.write_text("echo ok\n"))
+    found = _one(result, "read-only", "write", str(script))
+    assert "off the PATH" not in str(found["fix"]), found
+    assert "protected paths stay read-only" in str(found["fix"]), found
+    assert "outside the sandbox; whoever edits it runs code there" in str(found["rule"]), found
+
+
 def test_a_refusal_after_thousands_of_allowed_writes(attack: Callable[..., RunResult],
                                                      home: Path, project: Path) -> None:
     """What is allowed is dropped as the run goes: 3000 distinct files written in the
