@@ -103,44 +103,14 @@ def test_a_repository_in_a_configured_root_keeps_its_hooks(
     assert f"refused the write to {hook}" in result.stderr
 
 
-def test_a_repository_made_in_a_configured_root_is_moved_aside(
-        unconfined: Runner, confined: Runner, home: Path) -> None:
-    """A new repository with a hook, made by the command in a configured writable root:
-    the after-run check looks there as in the project (it looked in the project
-    only), so host git never runs the hook. The control: unconfined, git runs it."""
-    import shutil
-    import subprocess
-
-    work = home / "w"
-    work.mkdir()
-    writable(home, str(work))
-    marker = home / "pwned"
-    repo = work / "evil"
-    attack = (f"git init -q {repo} && printf '#!/bin/sh\\necho pwned > {marker}\\n' > "
-              f"{repo}/.git/hooks/post-commit && chmod +x {repo}/.git/hooks/post-commit")
-
-    def host_git_runs_it() -> bool:
-        subprocess.run(["git", "-C", str(repo), "-c", "user.name=u", "-c", "user.email=u@x",
-                        "commit", "-q", "--allow-empty", "-m", "x"], capture_output=True,
-                       check=False)
-        return marker.exists()
-
-    unconfined(attack)
-    assert host_git_runs_it(), "control: host git runs the planted hook"
-    shutil.rmtree(repo)
-    marker.unlink()
-    result = confined(attack)
-    assert not host_git_runs_it(), f"ESCAPE: host git ran a hook planted in {work}: {result}"
-    assert f"the command left {repo}/.git" in result.stderr, result.stderr
-
-
 @pytest.mark.parametrize("exists", [True, False], ids=["existing", "created-by-the-run"])
 def test_what_an_agent_or_git_trusts_is_not_planted_in_a_configured_root(
         unconfined: Runner, confined: Runner, home: Path, exists: bool) -> None:
     """A configured root is where the person may run git or start an agent next, like
     the project: a new repository with a hook, an agent's settings file (`.mcp.json`,
-    Cursor's hooks) and a policy planted there are moved aside — also in a root this
-    run creates (it was never looked at after the run)."""
+    Cursor's hooks) and a policy planted there are moved aside — the after-run check
+    looked in the project only, and never in a root this run creates. The control:
+    unconfined, host git runs the hook."""
     import shutil
     import subprocess
 
@@ -163,7 +133,8 @@ def test_what_an_agent_or_git_trusts_is_not_planted_in_a_configured_root(
         return marker.exists()
 
     unconfined(attack)
-    assert host_git_runs_it() and all(p.exists() for p in planted), "control"
+    assert host_git_runs_it(), "control: host git runs the planted hook"
+    assert all(p.exists() for p in planted), "control"
     marker.unlink()
     shutil.rmtree(work)
     if exists:
@@ -172,3 +143,4 @@ def test_what_an_agent_or_git_trusts_is_not_planted_in_a_configured_root(
     assert not host_git_runs_it(), f"ESCAPE: host git ran a hook planted in {work}: {result}"
     left = [p for p in planted if p.exists()]
     assert left == [], f"ESCAPE: planted in a writable root and left: {left}: {result}"
+    assert f"the command left {repo}/.git" in result.stderr, result.stderr
