@@ -1,16 +1,21 @@
 """Reads of hidden files and listings of hidden directories, seen by the kernel: each
 hidden file no git would stage (`spec.placeholders`, `spec/gitstage.py`) is bound
 read-only from a placeholder of its own instead of /dev/null — an empty regular file,
-0400, ours, in a directory of this run's (0700) in the host's /dev/shm — and each hidden
+0400, ours, in a directory of this run's in the host's /dev/shm — and each hidden
 directory (`spec.unreadable_dirs`) from an empty directory of its own there, 0400 (its
 listing opens and is empty; no name inside can be looked up: EACCES, as the 0000 tmpfs
 it replaces gave), each with a one-shot inotify watch for `IN_OPEN` on it.
 The host's /dev/shm is out of every bwrap sandbox's reach (bwrap.py mounts a fresh
 tmpfs there), so no command opens a placeholder by another name; a tmpfs, so making
-them writes no journal (on the home's ext4 under load, 1.7 ms a file). When the launch
-ends, the events say which placeholders were opened: `{kind: hidden, op: read, path}`
-for each, the path the spec hides (the mount point, which `/proc/self/mountinfo` shows
-inside anyway), never a name the command did not reach it by.
+them writes no journal (on the home's ext4 under load, 1.7 ms a file). The run's
+directory is 0300: ours to make names in and to look them up by (bwrap resolves each
+descriptor's path), listable by no one but root, so a walk of /dev/shm by any other
+process of the user (a test listing /dev/shm beside another's run, a `find`, an indexer) never
+reaches a placeholder to open it, which would be reported as a read the command made.
+When the launch ends, the events say which placeholders were opened: `{kind: hidden,
+op: read, path}` for each, the path the spec hides (the mount point, which
+`/proc/self/mountinfo` shows inside anyway), never a name the command did not reach
+it by.
 
 Why this costs nothing per call: inotify is the kernel's, queued at the open, and only
 these inodes are watched (the seccomp observer cannot tell reads apart by path, and
@@ -57,6 +62,7 @@ _IN_ONESHOT = 0x80000000
 _EVENT = struct.Struct("=iIII")  # wd, mask, cookie, len (then the name, unused here)
 _SHM = "/dev/shm"
 _PREFIX = f"{os.path.basename(PLACEHOLDERS_AT)}{os.getuid()}-"
+_MODE = 0o300  # write and search, no listing: the module's docstring
 
 
 def bind_fds(launch: Launch, spec: SandboxSpec) -> tuple[dict[str, int], bool]:
@@ -106,9 +112,9 @@ class _Placeholders:
         try:
             _sweep(self.parent)
             self.name = f"{_PREFIX}{os.getpid()}-{os.urandom(8).hex()}"
-            os.mkdir(self.name, 0o700, dir_fd=self.parent)
+            os.mkdir(self.name, _MODE, dir_fd=self.parent)
             try:
-                self.dir = os.open(self.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+                self.dir = os.open(self.name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW
                                    | os.O_CLOEXEC, dir_fd=self.parent)
             except OSError:
                 os.rmdir(self.name, dir_fd=self.parent)
@@ -215,12 +221,13 @@ def _sweep(parent: int) -> None:
         if not name.startswith(_PREFIX) or not pid.isdigit() or alive(int(pid)):
             continue
         with contextlib.suppress(OSError):
-            fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+            fd = os.open(name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
                          dir_fd=parent)
             try:
                 if os.fstat(fd).st_uid != os.getuid():
                     continue
-                for entry in os.listdir(fd):
+                os.chmod(f"/proc/self/fd/{fd}", 0o700)  # listable again, to be emptied
+                for entry in os.listdir(f"/proc/self/fd/{fd}"):
                     _remove(entry, fd)
             finally:
                 os.close(fd)

@@ -213,6 +213,7 @@ def test_the_placeholders_go_on_every_way_out(confined: Runner, home: Path,
     stale = SHM / f"swifty-hidden-{os.getuid()}-{gone}-dead"
     stale.mkdir()
     (stale / "0").write_text("")
+    stale.chmod(0o300)  # as a run leaves it: not listable
     live = SHM / f"swifty-hidden-{os.getuid()}-{os.getpid()}-live"
     live.mkdir()
     try:
@@ -250,13 +251,16 @@ def test_text_and_json_through_the_cli(project: Path, home: Path,
     assert SECRET not in done.stdout + text.stdout
 
 
-def test_another_walk_through_a_link_to_the_root_blames_no_run(
-        confined: Runner, project: Path, home: Path, backend: str) -> None:
-    """The file tools' walk for hidden files with other links (`hidden_links`) follows
-    symlinked directories; one to `/` led it into every live run's placeholders in the
-    host's /dev/shm, and each of those runs then reported reads of its hidden
-    directories that its command never made (seen as a flaky MCP test). The control:
-    listing the placeholders directly is reported, so the detector is live."""
+def test_another_walk_blames_no_run(confined: Runner, project: Path, home: Path,
+                                    backend: str) -> None:
+    """A walk on the host while a run lasts opens none of its placeholders: a link to `/`
+    led the file tools' walk for hidden files with other links (`hidden_links`) into
+    every live run's placeholders in the host's /dev/shm, and a test's own listing of
+    /dev/shm beside another test's run did the same; each of those runs then reported
+    reads of its hidden directories that its command never made (flaky MCP and CLI
+    tests). A run's folder is listable by root alone, so no walk of the user's reaches
+    them. The control: this run's placeholders, listed, are reported, so the detector
+    is live."""
     import threading
     import time
 
@@ -278,7 +282,7 @@ def test_another_walk_through_a_link_to_the_root_blames_no_run(
         started = threading.Event()
 
         def meanwhile() -> None:
-            while not _any_placeholders():
+            while not _placeholders():
                 time.sleep(0.02)
             started.set()
             time.sleep(0.3)
@@ -291,15 +295,20 @@ def test_another_walk_through_a_link_to_the_root_blames_no_run(
         assert started.is_set()
         return [str(v["path"]) for v in result.violations if v["kind"] == "hidden"]
 
-    def list_them() -> None:
-        for run in SHM.glob(f"swifty-hidden-{os.getuid()}-*"):
+    def list_ours() -> None:
+        # This process's run alone: another test's beside it would be blamed.
+        for name in _placeholders():
+            run = SHM / name
+            run.chmod(0o700)  # ours: made listable to be read
             for entry in run.iterdir():
                 if entry.is_dir():
                     os.listdir(entry)
 
-    assert str(home / ".ssh") in during(list_them), "control: the detector is not live"
+    def walk_all() -> None:
+        for _top, _dirs, _files in os.walk(SHM):
+            pass
+
+    assert str(home / ".ssh") in during(list_ours), "control: the detector is not live"
     assert during(lambda: hidden_links(policy)) == []
-
-
-def _any_placeholders() -> bool:
-    return any(SHM.glob(f"swifty-hidden-{os.getuid()}-*/*"))
+    if os.getuid() != 0:  # root lists any folder: the README says so
+        assert during(walk_all) == []

@@ -66,7 +66,11 @@ def test_the_launch_owns_them(project: Path, home: Path) -> None:
     made = _mine() - before
     assert len(made) == 1
     folder = Path("/dev/shm") / made.pop()
-    assert oct(folder.stat().st_mode & 0o777) == "0o700"
+    assert oct(folder.stat().st_mode & 0o777) == "0o300"  # listable by root alone
+    if os.getuid() != 0:
+        with pytest.raises(PermissionError):
+            os.listdir(folder)
+    folder.chmod(0o700)  # ours: to look inside
     # a file per hidden file git stages nowhere, a directory per hidden directory
     files = [p for p in folder.iterdir() if not p.is_dir()]
     dirs = [p for p in folder.iterdir() if p.is_dir()]
