@@ -35,19 +35,23 @@ HOST_PROGRAMS: tuple[str, ...] = (
 
 def host_paths(path_var: str | None, project: str) -> list[str]:
     """Where a lookup of any of `HOST_PROGRAMS` on `path_var` may land (`lookups`)."""
-    return list(dict.fromkeys(p for name in HOST_PROGRAMS
-                              for p in lookups(name, path_var, project)))
+    folders = _folders(path_var, project)  # resolved once, not once per name
+    return list(dict.fromkeys(os.path.join(folder, name) for name in HOST_PROGRAMS
+                              for folder in folders))
 
 
 def lookups(name: str, path_var: str | None, project: str) -> list[str]:
     """Where a lookup of the program `name` on `path_var` may land: each entry
     (relative ones from the project, where the agents run their hooks) as written and
     resolved."""
+    return [os.path.join(folder, name) for folder in _folders(path_var, project)]
+
+
+def _folders(path_var: str | None, project: str) -> list[str]:
     out: list[str] = []
     for entry in (path_var if path_var is not None else os.defpath).split(os.pathsep):
         directory = os.path.normpath(os.path.join(project, entry))
-        out += [os.path.join(directory, name),
-                os.path.join(os.path.realpath(directory), name)]
+        out += [directory, os.path.realpath(directory)]
     return list(dict.fromkeys(out))
 
 
