@@ -5,7 +5,9 @@ against the agent running the plain command itself.
     python -m benchmarks.agent_overhead [--runs N] [--no-rules] [--installed]
         [--before CHECKOUT]… [--launcher NAME=PATH]… [--breakdown]
 
-Per call: `swifty-sandbox hook claude-code` with Claude Code's JSON on stdin (warm: the
+Per call: the hook as `init` installs it (`python3 -E SCRIPT hook claude-code || exit 2`,
+through `/bin/sh -c` as Claude Code runs it; the same context as the rewritten run's, so
+one warm server serves both) with Claude Code's JSON on stdin (warm: the
 warm server of this context, as a person's hook runs after its first call; cold: with
 `SWIFTY_DAEMON=off`), then `bash -c <rewritten command>`; the baseline is `bash -c
 <command>`; the floor is bare `bwrap --ro-bind / / true` (what any confinement costs).
@@ -71,6 +73,18 @@ def interpreter(script: str) -> str:
     that exact path's)."""
     with open(script, "rb") as f:
         return f.readline()[2:].decode().strip()
+
+
+# The interpreter's options of the hook `init` installs (`cli/hook.runner`): the same as
+# the rewritten run's, so that one warm server serves both.
+HOOK_OPTIONS = ("-E",)
+
+
+def hook_argv(script: str) -> list[str]:
+    """The hook as `init` installs it for an install whose script is `script`
+    (`cli/init.hook_command`), run through `/bin/sh -c` as Claude Code runs a hook."""
+    words = [interpreter(script), *HOOK_OPTIONS, script]
+    return ["/bin/sh", "-c", f"{shlex.join(words)} hook claude-code || exit 2"]
 
 
 def timed_client(script: str, args: list[str], stdin: str, env: dict[str, str],
@@ -270,7 +284,7 @@ def measure(tmp: Path, launchers: dict[str, str], runs: int, *, no_rules: bool,
                                                  project)[0])
         for label, script in launchers.items():
             for kind, env in envs.items():
-                ms, answer = call_ms([script, "hook", "claude-code"], payload, env, project)
+                ms, answer = call_ms(hook_argv(script), payload, env, project)
                 rewritten = json.loads(answer)["hookSpecificOutput"]["updatedInput"][
                     "command"]
                 times[f"{label} hook {kind}"].append(ms)
@@ -284,7 +298,7 @@ def measure(tmp: Path, launchers: dict[str, str], runs: int, *, no_rules: bool,
             at = next(i for i, word in enumerate(words) if word.endswith("swifty-sandbox"))
             options, run_args = tuple(words[1:at]), words[at + 1:]
             for what, call_args, stdin, opts in (
-                    ("hook", ["hook", "claude-code"], payload, ()),
+                    ("hook", ["hook", "claude-code"], payload, HOOK_OPTIONS),
                     ("run", run_args, "", options)):
                 for name, value in timed_client(script, call_args, stdin, envs["warm"],
                                                 project, out, opts).items():
