@@ -302,3 +302,57 @@ def test_a_hidden_file_moved_during_the_run_is_not_read_by_the_file_tools(
     assert during(unconfined), "control: the moved secret is not read unconfined"
     assert not during(confined), "ESCAPE: the file tools read the moved hidden file"
     assert (project / ".env").read_text() == _SECRET
+
+
+# -- the folders above a hidden file: pinned only where a move could unhide it ---------
+
+def _env_in_a_folder(project: Path, home: Path, rules: str) -> None:
+    (home / ".swifty").mkdir(exist_ok=True)
+    (home / ".swifty" / "permissions.yaml").write_text(rules)
+    (project / "pkg" / "sub").mkdir(parents=True, exist_ok=True)
+    (project / "pkg" / "sub" / ".env.local").write_text(_SECRET)
+
+
+_BY_NAME = "- rule: ReadFile(*.env*)\n  effect: deny\n"
+
+
+def test_a_folder_holding_a_file_hidden_by_its_name_can_be_renamed(
+        confined: Runner, unconfined: Runner, project: Path, home: Path) -> None:
+    """`mv pkg moved` where `pkg/sub/.env.local` is hidden by `ReadFile(*.env*)`: the
+    file keeps its name wherever its folders go, so the rule hides it there too, and
+    its folders are not pinned (bwrap refused the rename, EBUSY, and paid a mount per
+    folder on every run). The secret is read neither during the run, nor after it by
+    the next run or the file tools, at either name. The control: it is there."""
+    _env_in_a_folder(project, home, _BY_NAME)
+    assert "tk-7171" in unconfined("cat pkg/sub/.env.local").stdout  # control
+    result = confined("mv pkg moved && echo renamed; cat moved/sub/.env.local")
+    assert "renamed" in result.stdout, result
+    assert "tk-7171" not in result.stdout + result.stderr
+    for name in ("moved/sub/.env.local", "pkg/sub/.env.local"):
+        assert not _read_by_name(project, home, name), name
+    found = [p for p in project.rglob(".env.local") if p.read_text() == _SECRET]
+    assert len(found) == 1, found  # moved (bwrap) or put back (Landlock), never lost
+
+
+@pytest.mark.parametrize("rules", [
+    _BY_NAME + "- rule: ReadFile(*.env.example)\n  effect: allow\n",
+    _BY_NAME + "- rule: ReadFile(x.env.example/**)\n  effect: allow\n",
+], ids=["basename-allow-after", "path-allow-after"])
+def test_a_folder_holding_a_hidden_file_stays_where_a_later_rule_could_reach_it(
+        attack: Attack, project: Path, home: Path, rules: str) -> None:
+    """The same file, but an allow after the deny in its file: moved below a
+    folder named `x.env.example`, it would be that rule's, and the file tools would
+    give it. Its folders stay pinned (bwrap: the move fails) or it is put back
+    (Landlock); the control moves it and reads it."""
+    import shutil
+
+    def reset() -> None:
+        for path in (project / "x.env.example", project / "pkg"):
+            shutil.rmtree(path, ignore_errors=True)
+        _env_in_a_folder(project, home, rules)
+
+    reset()
+    moved = "x.env.example/pkg/sub/.env.local"
+    attack("mkdir -p x.env.example && mv pkg x.env.example/",
+           lambda: _file_tools_read(project, home, moved), reset)
+    assert (project / "pkg" / "sub" / ".env.local").read_text() == _SECRET
