@@ -318,8 +318,7 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
     unreadable_dirs, unreadable_files = _unreadable(policy, expanded["hidden"].paths,
                                                     temp_dir, _own_caches(walk, home))
     locks = _worktree_locks(project, roots)
-    pinned = _pins((*r.read_only, *g.dirs, *g.files, *unreadable_dirs,
-                    *(f for f in unreadable_files if not _hidden_by_name(policy, f)),
+    pinned = _pins((*r.read_only, *g.dirs, *g.files, *unreadable_dirs, *unreadable_files,
                     *locks), roots)
     watch = _watched(project, roots, r, g)
     link_roots = (*roots, *((temp_dir,) if temp_dir else ()))
@@ -658,45 +657,6 @@ def _pins(paths: Iterable[str], roots: tuple[str, ...]) -> dict[str, None]:
         if link is not None:
             raise SetupError(t("setup.symlink", path=path, link=link))
     return pinned
-
-
-def _hidden_by_name(policy: Policy, path: str) -> bool:
-    """Whether the hidden file `path` stays hidden wherever a command moves the
-    directories above it, which then need no pin (each pin is a mount, and bwrap's cost
-    per mount grows with the mounts: a `ReadFile(*.env*)` deny in a 100k-file tree
-    pinned 60 directories for 20 files, +25 ms a run). So when its own name is denied
-    by a basename pattern: one of the profile's or settings' denyRead, or a `ReadFile`
-    deny with no rule for reading but denies after it in its file (a later allow or ask
-    could match the file's new place through a directory name the command picks:
-    `ReadFile(*.env.example)` matches all below `x.env.example/`, `ReadFile(docs/**)`
-    all below `docs/`). Any other file stays pinned: one hidden by its path
-    (`secrets/**`), by an ancestor's name or as a link's target, whose move would
-    take it out of the rule's reach. The file itself is a mount point, which no
-    rename or link moves (EBUSY, EXDEV), and a directory moved within its root is
-    still in the walk that hides it next time."""
-    name = "/" + os.path.basename(path)
-    if any(_basename_glob(p) and p.matches(name) for p in policy.deny_read):
-        return True
-    for layer in policy.layers:
-        denied = False
-        for rule in layer.rules:
-            if not rule.applies_to(Tool.READ_FILE):
-                continue
-            if rule.effect is not Effect.DENY:
-                denied = False
-            elif rule.path is not None and _basename_glob(rule.path) and \
-                    rule.path.matches(name):
-                denied = True
-        if denied:
-            return True
-    return False
-
-
-def _basename_glob(pattern: PathPattern) -> bool:
-    """A pattern that names a file by its name alone, at any depth (not a directory's:
-    `name/`, not an exception: `!name`)."""
-    anchored = pattern.anchored
-    return "/" not in anchored and not anchored.startswith("!")
 
 
 def _read_roots(policy: Policy, roots: tuple[str, ...]) -> tuple[str, ...] | None:

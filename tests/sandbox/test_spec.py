@@ -347,36 +347,3 @@ def test_bad_limits_in_a_config_file_name_the_line(project: Path, home: Path) ->
     with pytest.raises(PolicyFileError) as info:
         Sandbox(project, home=home)
     assert info.value.line == 3 and "`many`" in str(info.value)
-
-
-@pytest.mark.parametrize(("text", "pinned"), [
-    ("- rule: ReadFile(*.env*)\n  effect: deny\n", False),
-    ("- rule: ReadFile(*.env*)\n  effect: deny\n- rule: Bash(git *)\n  effect: allow\n",
-     False),  # a later rule for commands only: nothing for reading comes after
-    ("- rule: ReadFile(*.env*)\n  effect: deny\n- rule: ReadFile(*.env.example)\n"
-     "  effect: allow\n", True),  # a move below `x.env.example/` would be allowed
-    ("- rule: ReadFile(**/deep/.env.local)\n  effect: deny\n", True),  # by its path
-])
-def test_the_folders_above_a_hidden_file_are_pinned_unless_its_name_hides_it(
-        project: Path, home: Path, text: str, pinned: bool) -> None:
-    (project / "pkg" / "deep").mkdir(parents=True)
-    (project / "pkg" / "deep" / ".env.local").write_text("k")
-    rules(project, text)
-    spec = Sandbox(project, home=home).spec()
-    assert str(project / "pkg" / "deep" / ".env.local") in spec.unreadable_files
-    folders = {str(project / "pkg"), str(project / "pkg" / "deep")}
-    assert (folders <= set(spec.pinned)) is pinned, spec.pinned
-    assert pinned or not folders & set(spec.pinned), spec.pinned
-
-
-def test_a_links_target_hidden_through_the_link_stays_pinned(project: Path,
-                                                            home: Path) -> None:
-    """`secret.txt` is hidden only as the target of `key.env`: a move of its folder
-    would leave the link dangling and the file unhidden, so that folder is pinned."""
-    (project / "real").mkdir()
-    (project / "real" / "secret.txt").write_text("k")
-    (project / "key.env").symlink_to("real/secret.txt")
-    rules(project, "- rule: ReadFile(*.env*)\n  effect: deny\n")
-    spec = Sandbox(project, home=home).spec()
-    assert str(project / "real" / "secret.txt") in spec.unreadable_files
-    assert str(project / "real") in spec.pinned
