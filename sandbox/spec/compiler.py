@@ -17,6 +17,7 @@ writable root (which a command could swap) makes the run fail closed, naming the
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import os
 import re
@@ -58,6 +59,7 @@ from ..fsafe import first_link, links_on_the_way
 from . import gitfiles, gitindex, gitstage, toolchains, walkcache
 from .expand import Expansion, ExpansionTooLarge, Unenforceable, Unsearchable, expand
 from .pathguard import host_paths, trusted_paths
+from .reach import ancestors, out_of_reach
 from .roots import plan as roots_plan
 from .roots import planted_link
 
@@ -315,7 +317,7 @@ def compile_spec(policy: Policy, mode: Mode, cwd: str | None = None,
     expanded = _expand(policy, write_patterns, secrets, searched, roots, marked, walk)
     r = _read_only(policy, w, expanded["read-only"].paths, marked)
     g = _guards(policy, roots, r.git, r.launchers)
-    unreadable_dirs, unreadable_files = _unreadable(policy, expanded["hidden"].paths,
+    unreadable_dirs, unreadable_files = _unreadable(policy, expanded["hidden"].paths, roots,
                                                     temp_dir, _own_caches(walk, home))
     locks = _worktree_locks(project, roots)
     pinned = _pins((*r.read_only, *g.dirs, *g.files, *unreadable_dirs, *unreadable_files,
@@ -606,8 +608,8 @@ def _guards(policy: Policy, roots: tuple[str, ...], git: gitfiles.GitPaths,
     return _Guards(guard, guard_files, guard_parents, watch_agents)
 
 
-def _unreadable(policy: Policy, hidden: tuple[str, ...], temp_dir: str | None,
-                caches: list[str]) -> tuple[list[str], list[str]]:
+def _unreadable(policy: Policy, hidden: tuple[str, ...], roots: tuple[str, ...],
+                temp_dir: str | None, caches: list[str]) -> tuple[list[str], list[str]]:
     """3. Unreadable (directories, files): the profile's and settings' denyRead, and
     ReadFile deny rules; swifty's own `caches`. A symlink is hidden where it leads; so
     is each link inside a hidden directory. Nothing inside a hidden directory
@@ -618,8 +620,17 @@ def _unreadable(policy: Policy, hidden: tuple[str, ...], temp_dir: str | None,
         real = _real(path)
         try:
             info = os.stat(real)
-        except OSError:
-            continue
+        except OSError as e:
+            # Missing, or behind a folder the command cannot search nor make searchable
+            # (`reach`): nothing to hide. Any other error (a path longer than PATH_MAX,
+            # which a command still reads by a relative one) would leave it unhidden.
+            if e.errno in (errno.ENOENT, errno.ENOTDIR) or (
+                    e.errno in (errno.EACCES, errno.EPERM) and (
+                        not _inside_any(real, roots)
+                        or any(out_of_reach(a) for a in ancestors(real)))):
+                continue
+            raise SetupError(t("setup.hidden_unchecked", path=real,
+                               error=e.strerror)) from e
         if info.st_uid != os.getuid() and not os.access(real, os.R_OK):
             continue  # not ours and not readable (/etc/shadow as a user): a mount saved
         if stat.S_ISDIR(info.st_mode):
@@ -828,6 +839,16 @@ def _snapshot(protected: list[str], missing: list[str]) -> tuple[dict[str, tuple
     return out, tuple(held)
 
 
+def _may_exist(path: str) -> bool:
+    """`lexists`, except that "cannot tell" (a path past PATH_MAX, which a command still
+    reaches by a relative one; an I/O error) is yes."""
+    try:
+        os.lstat(path)
+    except OSError as e:
+        return e.errno not in (errno.ENOENT, errno.ENOTDIR)
+    return True
+
+
 def _refuse_unresolved(policy: Policy, dot_gits: list[str]) -> None:
     """Refuse while something an earlier command left, and that could not be moved
     aside, is still there (`aftercare`); and for a `commondir` inside a `.git`
@@ -843,7 +864,7 @@ def _refuse_unresolved(policy: Policy, dot_gits: list[str]) -> None:
     for line in lines:
         with contextlib.suppress(ValueError):
             path = json.loads(line)
-            if isinstance(path, str) and os.path.lexists(path):
+            if isinstance(path, str) and _may_exist(path):
                 raise SetupError(t("setup.unresolved", path=path))
     for dot_git in (os.path.join(str(policy.project), ".git"), *dot_gits):
         common = os.path.join(dot_git, "commondir")

@@ -123,6 +123,13 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "拒绝运行：无法搜索 {path}（{error}），其中的内容既无法保护也无法隐藏。"
         "请恢复其权限（`chmod u+rwx {path}`）。命令未运行。",
     ),
+    "setup.hidden_unchecked": (
+        "refusing to run: the hidden path {path} cannot be checked ({error}), so it "
+        "could not be hidden. Move it where its path is shorter, or give its folders "
+        "back their permissions. The command did not run.",
+        "拒绝运行：无法检查被隐藏的路径 {path}（{error}），因此无法将其隐藏。"
+        "请将其移到路径更短的位置，或恢复其所在文件夹的权限。命令未运行。",
+    ),
     "setup.hard_links": (
         "refusing to run: the unreadable file {path} has {count} hard links, and its "
         "other names would stay readable. Remove the extra links (`find / -samefile "

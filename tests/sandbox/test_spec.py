@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -347,3 +348,95 @@ def test_bad_limits_in_a_config_file_name_the_line(project: Path, home: Path) ->
     with pytest.raises(PolicyFileError) as info:
         Sandbox(project, home=home)
     assert info.value.line == 3 and "`many`" in str(info.value)
+
+
+@pytest.mark.parametrize("text", [
+    "- rule: ReadFile(*.env*)\n  effect: deny\n",
+    "- rule: ReadFile(*.env*)\n  effect: deny\n- rule: ReadFile(*.env.example)\n"
+    "  effect: allow\n",
+    "- rule: ReadFile(**/deep/.env.local)\n  effect: deny\n",
+])
+def test_the_folders_above_a_hidden_file_are_pinned(project: Path, home: Path,
+                                                    text: str) -> None:
+    """Also where the file's own name hides it wherever it goes: a concurrent command
+    renaming its folders back and forth (`mv pkg pkg2 && mv pkg2 pkg`) made another
+    run's walk miss it, or that run's mounts land beside it (bwrap mounts by path),
+    and it read the file in 2 to 6 runs of 40. Pinned, they cannot be renamed."""
+    (project / "pkg" / "deep").mkdir(parents=True)
+    (project / "pkg" / "deep" / ".env.local").write_text("k")
+    rules(project, text)
+    spec = Sandbox(project, home=home).spec()
+    assert str(project / "pkg" / "deep" / ".env.local") in spec.unreadable_files
+    assert {str(project / "pkg"), str(project / "pkg" / "deep")} <= set(spec.pinned)
+
+
+def test_a_links_target_hidden_through_the_link_stays_pinned(project: Path,
+                                                            home: Path) -> None:
+    """`secret.txt` is hidden only as the target of `key.env`: a move of its folder
+    would leave the link dangling and the file unhidden, so that folder is pinned."""
+    (project / "real").mkdir()
+    (project / "real" / "secret.txt").write_text("k")
+    (project / "key.env").symlink_to("real/secret.txt")
+    rules(project, "- rule: ReadFile(*.env*)\n  effect: deny\n")
+    spec = Sandbox(project, home=home).spec()
+    assert str(project / "real" / "secret.txt") in spec.unreadable_files
+    assert str(project / "real") in spec.pinned
+
+
+def _deep(project: Path) -> tuple[Path, str]:
+    """A folder whose absolute path is a few bytes short of PATH_MAX (made by relative
+    steps, as a command would), and its path relative to the project."""
+    room = 4090 - len(str(project)) - 1
+    parts = ["d" * 200] * (room // 201)
+    parts.append("d" * (room - 201 * len(parts) - 1))
+    fd = os.open(project, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for part in parts:
+            os.mkdir(part, dir_fd=fd)
+            child = os.open(part, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = child
+        os.close(os.open(".env.local", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=fd))
+    finally:
+        os.close(fd)
+    relative = "/".join(parts)
+    return project / relative, relative
+
+
+def test_a_hidden_file_past_path_max_refuses_the_run(project: Path, home: Path) -> None:
+    """Its folder can be listed, the file cannot be named by its absolute path
+    (ENAMETOOLONG): its check was skipped, so nothing hid it, and a command read it by
+    a relative path. The run refuses instead; the control: a folder that is a byte
+    shorter holds a file that is hidden."""
+    from swifty_sandbox.sandbox.spec.compiler import SetupError
+
+    rules(project, "- rule: ReadFile(*.env*)\n  effect: deny\n")
+    folder, _ = _deep(project)
+    assert len(str(folder)) < 4096 <= len(str(folder / ".env.local"))
+    with pytest.raises(SetupError, match="cannot be checked"):
+        Sandbox(project, home=home).spec()
+    (project / "short").mkdir()
+    (project / "short" / ".env.local").write_text("k")
+    import shutil
+    shutil.rmtree(project / folder.relative_to(project).parts[0])
+    spec = Sandbox(project, home=home).spec()
+    assert str(project / "short" / ".env.local") in spec.unreadable_files
+
+
+def test_something_left_unresolved_past_path_max_refuses_the_run(project: Path,
+                                                                 home: Path) -> None:
+    """A path recorded as unresolved (`aftercare`) that cannot be looked at by its path
+    (ENAMETOOLONG) is not "gone": later runs refuse while it may be there."""
+    import json
+
+    from swifty_sandbox.policy.paths import project_state_dir
+    from swifty_sandbox.sandbox.spec.compiler import SetupError
+
+    folder, _ = _deep(project)
+    state = project_state_dir(project, home) / "unresolved"
+    state.parent.mkdir(parents=True, exist_ok=True)
+    state.write_text(json.dumps(str(folder / ".env.local")) + "\n")
+    with pytest.raises(SetupError, match="left by an earlier command"):
+        Sandbox(project, home=home).spec()
+    state.write_text(json.dumps(str(project / "gone")) + "\n")  # control: gone is gone
+    Sandbox(project, home=home).spec()
