@@ -23,6 +23,7 @@ Every change goes through directories opened without following links
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 from collections.abc import Callable, Iterator
@@ -208,12 +209,21 @@ def _back(path: str, fd: int) -> str | None:
             return None  # where it was (another name of it refuses the next run)
     if info.st_nlink == 0:
         return None  # removed: nothing of it is left to read
-    where = os.readlink(f"/proc/self/fd/{fd}")
+    try:
+        where: str | None = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError as e:
+        if e.errno != errno.ENAMETOOLONG:
+            raise
+        where = None  # moved below folders too deep to be named: found from itself
     moved = move_aside(path) or "-"  # what took its name, if anything
     _make_parents(path)
     parent, name = os.path.split(path)
     with _opened(parent) as target:
-        if where.endswith(" (deleted)"):  # its name removed, another kept: link it again
+        if where is None and stat.S_ISDIR(info.st_mode):
+            return _back_from_parent(fd, info, path, name, target, moved)
+        if where is None or where.endswith(" (deleted)"):
+            # Its name removed, another kept (or one too deep to be named): linked again,
+            # the other name refuses later runs (`setup.hard_links`).
             os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=target, follow_symlinks=True)
             return t("run.hidden_linked", path=path)
         source_dir, source = os.path.split(where)
@@ -223,6 +233,27 @@ def _back(path: str, fd: int) -> str | None:
                 raise OSError(0, "moved again meanwhile", where)
             os.rename(source, name, src_dir_fd=origin, dst_dir_fd=target)
     return t("run.hidden_back", path=path, where=where, moved=moved)
+
+
+def _back_from_parent(fd: int, info: os.stat_result, path: str, name: str, target: int,
+                      moved: str) -> str:
+    """A held directory whose path the kernel cannot give (longer than PATH_MAX):
+    renamed back from its parent, which its own `..` opens, under the name it has
+    there, which a listing of that parent finds by identity. No path is followed."""
+    origin = os.open("..", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     dir_fd=fd)
+    try:
+        with os.scandir(origin) as entries:
+            names = [entry.name for entry in entries]
+        for entry_name in names:
+            found = os.lstat(entry_name, dir_fd=origin)
+            if (found.st_dev, found.st_ino) == (info.st_dev, info.st_ino):
+                os.rename(entry_name, name, src_dir_fd=origin, dst_dir_fd=target)
+                return t("run.hidden_back", path=path, where=f".../{entry_name}",
+                         moved=moved)
+    finally:
+        os.close(origin)
+    raise OSError(0, "moved again meanwhile", path)
 
 
 def _where(fd: int) -> str | None:

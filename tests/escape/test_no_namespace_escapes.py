@@ -302,3 +302,97 @@ def test_a_hidden_file_moved_during_the_run_is_not_read_by_the_file_tools(
     assert during(unconfined), "control: the moved secret is not read unconfined"
     assert not during(confined), "ESCAPE: the file tools read the moved hidden file"
     assert (project / ".env").read_text() == _SECRET
+
+
+# -- the folders above a hidden file: pinned, or put back -------------------------------
+
+@pytest.mark.parametrize("rules", [
+    "- rule: ReadFile(*.env*)\n  effect: deny\n- rule: ReadFile(*.env.example)\n"
+    "  effect: allow\n",
+    "- rule: ReadFile(*.env*)\n  effect: deny\n- rule: ReadFile(x.env.example/**)\n"
+    "  effect: allow\n",
+], ids=["basename-allow-after", "path-allow-after"])
+def test_a_folder_holding_a_hidden_file_stays_where_a_later_rule_could_reach_it(
+        attack: Attack, project: Path, home: Path, rules: str) -> None:
+    """`pkg/sub/.env.local`, hidden by `ReadFile(*.env*)` with an allow after it in its
+    file: moved below a folder named `x.env.example`, it would be that rule's, and the
+    file tools would give it. Its folders are pinned (bwrap: the move fails) or it is
+    put back (Landlock); the control moves it and reads it."""
+    import shutil
+
+    def reset() -> None:
+        for path in (project / "x.env.example", project / "pkg"):
+            shutil.rmtree(path, ignore_errors=True)
+        (home / ".swifty").mkdir(exist_ok=True)
+        (home / ".swifty" / "permissions.yaml").write_text(rules)
+        (project / "pkg" / "sub").mkdir(parents=True)
+        (project / "pkg" / "sub" / ".env.local").write_text(_SECRET)
+
+    reset()
+    moved = "x.env.example/pkg/sub/.env.local"
+    attack("mkdir -p x.env.example && mv pkg x.env.example/",
+           lambda: _file_tools_read(project, home, moved), reset)
+    assert (project / "pkg" / "sub" / ".env.local").read_text() == _SECRET
+
+
+# -- a hidden path moved where its path is longer than the kernel takes (PATH_MAX) ----
+
+def _long_folder(project: Path, length: int) -> str:
+    """A folder below the project, relative, whose absolute path is `length` bytes, a
+    few short of PATH_MAX (4096): it can be listed, what is moved into it cannot be
+    named by its absolute path (ENAMETOOLONG), a command reaches it by a relative one."""
+    room = length - len(str(project)) - 1
+    parts, left = [], room
+    while left > 0:
+        part = min(200, left - 1) if left > 201 else left - 1 if left > 1 else 0
+        if part <= 0:
+            break
+        parts.append("d" * part)
+        left -= part + 1
+    return "/".join(parts)
+
+
+@pytest.mark.parametrize(("rules", "move", "name", "length"), [
+    ("- rule: ReadFile(*.env*)\n  effect: deny\n", "mv pkg/sub {long}/", "sub/.env.local",
+     4090),
+    ("- rule: ReadFile(pkg/sub/.env.local)\n  effect: deny\n", "mv pkg/sub {long}/",
+     "sub/.env.local", 4090),
+    ("- rule: ReadFile(pkg/sub/.env.local)\n  effect: deny\n",
+     "mv pkg/sub/.env.local {long}/", ".env.local", 4090),
+    ("- rule: ReadFile(pkg/sub)\n  effect: deny\n", "mv pkg/sub {long}/",
+     "sub/.env.local", 4094),  # the folder itself past PATH_MAX there
+], ids=["by-name-folder", "by-path-folder", "by-path-file", "hidden-folder"])
+def test_a_hidden_file_moved_past_path_max_is_not_read_by_the_next_run(
+        attack: Attack, project: Path, home: Path, rules: str, move: str, name: str,
+        length: int) -> None:
+    """A command moves the hidden file's folder (or the file) below a folder whose
+    absolute path nears PATH_MAX: Landlock's put-back asked /proc where it was, which
+    cannot name it (ENAMETOOLONG), so it stayed there, and the next run read it by a
+    relative path. bwrap: its folders are pinned (EBUSY); Landlock: it is put back,
+    found from its own descriptor. The control moves it."""
+    import shutil
+
+    long = _long_folder(project, length)
+    top = long.split("/")[0]
+
+    def reset() -> None:
+        for path in (project / top, project / "pkg", *project.glob(".swifty-blocked-*")):
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink(missing_ok=True)
+        (home / ".swifty").mkdir(exist_ok=True)
+        (home / ".swifty" / "permissions.yaml").write_text(rules)
+        (project / "pkg" / "sub").mkdir(parents=True)
+        (project / "pkg" / "sub" / ".env.local").write_text(_SECRET)
+
+    def worked() -> bool:
+        """Moved there and left there, or read there by the next run (which, where a
+        rule hides it by its name, refuses: test_spec's PATH_MAX test)."""
+        hidden = project / "pkg" / "sub" / ".env.local"
+        result = Sandbox(project, home=home).run(
+            ["/bin/sh", "-c", f"cd {long} && cat {name}"])
+        return not hidden.exists() or "tk-7171" in result.stdout
+
+    reset()
+    attack(f"mkdir -p {long} && {move.format(long=long)}", worked, reset)
