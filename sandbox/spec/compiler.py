@@ -17,7 +17,6 @@ writable root (which a command could swap) makes the run fail closed, naming the
 from __future__ import annotations
 
 import contextlib
-import errno
 import functools
 import os
 import re
@@ -59,7 +58,7 @@ from ..fsafe import first_link, links_on_the_way
 from . import gitfiles, gitindex, gitstage, toolchains, walkcache
 from .expand import Expansion, ExpansionTooLarge, Unenforceable, Unsearchable, expand
 from .pathguard import host_paths, trusted_paths
-from .reach import ancestors, out_of_reach
+from .reach import DENIED, MISSING, behind_out_of_reach
 from .roots import plan as roots_plan
 from .roots import planted_link
 
@@ -624,10 +623,8 @@ def _unreadable(policy: Policy, hidden: tuple[str, ...], roots: tuple[str, ...],
             # Missing, or behind a folder the command cannot search nor make searchable
             # (`reach`): nothing to hide. Any other error (a path longer than PATH_MAX,
             # which a command still reads by a relative one) would leave it unhidden.
-            if e.errno in (errno.ENOENT, errno.ENOTDIR) or (
-                    e.errno in (errno.EACCES, errno.EPERM) and (
-                        not _inside_any(real, roots)
-                        or any(out_of_reach(a) for a in ancestors(real)))):
+            if e.errno in MISSING or (e.errno in DENIED and (
+                    not _inside_any(real, roots) or behind_out_of_reach(real))):
                 continue
             raise SetupError(t("setup.hidden_unchecked", path=real,
                                error=e.strerror)) from e
@@ -845,7 +842,7 @@ def _may_exist(path: str) -> bool:
     try:
         os.lstat(path)
     except OSError as e:
-        return e.errno not in (errno.ENOENT, errno.ENOTDIR)
+        return e.errno not in MISSING
     return True
 
 

@@ -28,7 +28,6 @@ writable roots whose globs all lack `**` is walked only as deep as they reach
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -38,7 +37,7 @@ from swifty_sandbox.policy.paths import is_within
 from swifty_sandbox.policy.rules import PathPattern, fixed_prefix
 
 from . import treewatch
-from .reach import ROOT, ancestors, out_of_reach
+from .reach import DENIED, MISSING, ROOT, behind_out_of_reach, out_of_reach
 from .walkcache import Cache, Record, Tree
 
 FOLLOW_BUDGET = 200_000  # entries visited below followed symlinks
@@ -46,8 +45,6 @@ FOLLOW_BUDGET = 200_000  # entries visited below followed symlinks
 # run's folder is `<this><uid>-<pid>-<random>`.
 PLACEHOLDERS_AT = "/dev/shm/swifty-hidden-"
 _PLACEHOLDER_NAME = os.path.basename(PLACEHOLDERS_AT)
-_MISSING = (errno.ENOENT, errno.ENOTDIR)
-_DENIED = (errno.EACCES, errno.EPERM)
 _O_PATH: int | None = getattr(os, "O_PATH", None)  # Linux: a link resolved by the kernel
 
 
@@ -85,12 +82,12 @@ def _exists(path: str, strict: tuple[str, ...]) -> bool:
     docstring)."""
     try:
         os.lstat(path)
-        if ROOT and any(out_of_reach(a) for a in ancestors(path)):
+        if ROOT and behind_out_of_reach(path):
             return False
     except OSError as e:
-        if e.errno in _MISSING or not any(is_within(path, r) for r in strict):
+        if e.errno in MISSING or not any(is_within(path, r) for r in strict):
             return False
-        if e.errno in _DENIED and any(out_of_reach(a) for a in ancestors(path)):
+        if e.errno in DENIED and behind_out_of_reach(path):
             return False
         raise Unsearchable(path, e) from e
     return True
@@ -459,9 +456,9 @@ class _Walk:
         try:
             entries = os.scandir(directory)
         except OSError as e:
-            if e.errno not in _MISSING and not linked and any(
+            if e.errno not in MISSING and not linked and any(
                     is_within(directory, r) for r in self.strict) and not (
-                    e.errno in _DENIED and out_of_reach(directory)):
+                    e.errno in DENIED and out_of_reach(directory)):
                 raise Unsearchable(directory, e) from e
             return None
         # Below a match nothing is visited, so a glob can only match an entry whose path
@@ -571,7 +568,7 @@ def _listing(directory: str, names: frozenset[str], out: Found) -> list[os.DirEn
         with os.scandir(directory) as entries:
             listed = list(entries)
     except OSError as e:
-        if e.errno not in _MISSING and not (e.errno in _DENIED and out_of_reach(directory)):
+        if e.errno not in MISSING and not (e.errno in DENIED and out_of_reach(directory)):
             out.unsearchable.append(directory)
         return []
     out.named.extend(entry.path for entry in listed if entry.name in names)

@@ -8,8 +8,14 @@ the command lacks, so as root these judge by the mode bits."""
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
+
+# A lookup's errors that say there is nothing: the path, or a folder above it, is gone.
+MISSING = (errno.ENOENT, errno.ENOTDIR)
+# Those that say it cannot be searched: out of reach only where `behind_out_of_reach`.
+DENIED = (errno.EACCES, errno.EPERM)
 
 
 def ancestors(path: str) -> list[str]:
@@ -47,6 +53,11 @@ def out_of_reach(directory: str) -> bool:
     except OSError:
         return True
     return False
+
+
+def behind_out_of_reach(path: str) -> bool:
+    """`path` lies behind a directory out of the command's reach."""
+    return any(out_of_reach(a) for a in ancestors(path))
 
 
 def beyond_reach(path: str) -> bool:
