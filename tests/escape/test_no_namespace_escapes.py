@@ -18,6 +18,7 @@ import pytest
 
 from swifty_sandbox import Sandbox
 from swifty_sandbox.sandbox.agents import RunResult
+from tests.deep import near_path_max
 from tests.listener import Listener, tcp_listener
 
 pytestmark = pytest.mark.linux
@@ -337,21 +338,6 @@ def test_a_folder_holding_a_hidden_file_stays_where_a_later_rule_could_reach_it(
 
 # -- a hidden path moved where its path is longer than the kernel takes (PATH_MAX) ----
 
-def _long_folder(project: Path, length: int) -> str:
-    """A folder below the project, relative, whose absolute path is `length` bytes, a
-    few short of PATH_MAX (4096): it can be listed, what is moved into it cannot be
-    named by its absolute path (ENAMETOOLONG), a command reaches it by a relative one."""
-    room = length - len(str(project)) - 1
-    parts, left = [], room
-    while left > 0:
-        part = min(200, left - 1) if left > 201 else left - 1 if left > 1 else 0
-        if part <= 0:
-            break
-        parts.append("d" * part)
-        left -= part + 1
-    return "/".join(parts)
-
-
 @pytest.mark.parametrize(("rules", "move", "name", "length"), [
     ("- rule: ReadFile(*.env*)\n  effect: deny\n", "mv pkg/sub {long}/", "sub/.env.local",
      4090),
@@ -372,7 +358,7 @@ def test_a_hidden_file_moved_past_path_max_is_not_read_by_the_next_run(
     found from its own descriptor. The control moves it."""
     import shutil
 
-    long = _long_folder(project, length)
+    long = near_path_max(project, length)
     top = long.split("/")[0]
 
     def reset() -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from swifty_sandbox import Mode, Sandbox
 from swifty_sandbox.sandbox.spec.compiler import Limits, compile_spec, scrub_env
+from tests.deep import near_path_max
 
 
 def under(paths: tuple[str, ...], folder: Path) -> tuple[str, ...]:
@@ -383,12 +384,10 @@ def test_a_links_target_hidden_through_the_link_stays_pinned(project: Path,
     assert str(project / "real") in spec.pinned
 
 
-def _deep(project: Path) -> tuple[Path, str]:
-    """A folder whose absolute path is a few bytes short of PATH_MAX (made by relative
-    steps, as a command would), and its path relative to the project."""
-    room = 4090 - len(str(project)) - 1
-    parts = ["d" * 200] * (room // 201)
-    parts.append("d" * (room - 201 * len(parts) - 1))
+def _deep(project: Path) -> Path:
+    """A folder whose absolute path is a few bytes short of PATH_MAX, made by relative
+    steps (as a command would), holding a `.env.local`."""
+    parts = near_path_max(project, 4090).split("/")
     fd = os.open(project, os.O_RDONLY | os.O_DIRECTORY)
     try:
         for part in parts:
@@ -399,8 +398,7 @@ def _deep(project: Path) -> tuple[Path, str]:
         os.close(os.open(".env.local", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=fd))
     finally:
         os.close(fd)
-    relative = "/".join(parts)
-    return project / relative, relative
+    return project.joinpath(*parts)
 
 
 def test_a_hidden_file_past_path_max_refuses_the_run(project: Path, home: Path) -> None:
@@ -411,7 +409,7 @@ def test_a_hidden_file_past_path_max_refuses_the_run(project: Path, home: Path) 
     from swifty_sandbox.sandbox.spec.compiler import SetupError
 
     rules(project, "- rule: ReadFile(*.env*)\n  effect: deny\n")
-    folder, _ = _deep(project)
+    folder = _deep(project)
     assert len(str(folder)) < 4096 <= len(str(folder / ".env.local"))
     with pytest.raises(SetupError, match="cannot be checked"):
         Sandbox(project, home=home).spec()
@@ -432,7 +430,7 @@ def test_something_left_unresolved_past_path_max_refuses_the_run(project: Path,
     from swifty_sandbox.policy.paths import project_state_dir
     from swifty_sandbox.sandbox.spec.compiler import SetupError
 
-    folder, _ = _deep(project)
+    folder = _deep(project)
     state = project_state_dir(project, home) / "unresolved"
     state.parent.mkdir(parents=True, exist_ok=True)
     state.write_text(json.dumps(str(folder / ".env.local")) + "\n")
